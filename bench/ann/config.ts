@@ -1,0 +1,166 @@
+// The benchmark's plan: which data sets at which sizes, which libraries, which build settings and
+// which search sweeps. Quick mode (the default) keeps the whole run under about five minutes on
+// two cores; --full measures the whole sets with denser sweeps and more build settings.
+
+export type SetName = 'glove' | 'mnist' | 'synthetic';
+export const ALL_SETS: readonly SetName[] = ['glove', 'mnist', 'synthetic'];
+
+export type LibName =
+  | 'sable'
+  | 'sable-hnsw'
+  | 'sable-ivf'
+  | 'sable-flat'
+  | 'hnswlib'
+  | 'usearch'
+  | 'faiss-hnsw'
+  | 'faiss-ivf'
+  | 'faiss-flat';
+
+export const SABLE_LIBS: readonly LibName[] = ['sable', 'sable-hnsw', 'sable-ivf', 'sable-flat'];
+export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
+export const ALL_LIBS: readonly LibName[] = [...SABLE_LIBS, ...PEER_LIBS];
+
+/** Names accepted by --only / --skip: a library, or a group. */
+const GROUPS: Record<string, readonly LibName[]> = {
+  sable: SABLE_LIBS,
+  hnswlib: ['hnswlib'],
+  usearch: ['usearch'],
+  faiss: ['faiss-hnsw', 'faiss-ivf', 'faiss-flat'],
+  peers: PEER_LIBS,
+};
+
+export interface HnswBuild {
+  m: number;
+  efConstruction: number;
+}
+
+export interface Plan {
+  mode: 'quick' | 'full';
+  sets: SetName[];
+  libs: LibName[];
+  /** Vectors indexed per set. */
+  sizes: Record<SetName, number>;
+  queries: number;
+  k: number;
+  hnswBuilds: HnswBuild[];
+  /** IVF list count as a function of the indexed count. */
+  nlist: (n: number) => number;
+  efSweep: number[];
+  nprobeSweep: number[];
+  /** A sweep stops once recall@k reaches this (higher settings only cost time). */
+  stopRecall: number;
+  /** A sweep stops after a setting whose one-thread pass over all queries took longer than this. */
+  maxSecondsPerSetting: number;
+  /** Selectivities of the filtered cases (fraction of the indexed vectors that pass). */
+  selectivities: number[];
+  recallTarget: number;
+  installFaiss: boolean;
+  outDir: string | null;
+  keepTmp: boolean;
+}
+
+/** Full sizes: GloVe and MNIST whole; the synthetic set has 200k vectors. */
+export const FULL_SIZES: Record<SetName, number> = { glove: Infinity, mnist: Infinity, synthetic: 200_000 };
+const QUICK_SIZES: Record<SetName, number> = { glove: 100_000, mnist: 30_000, synthetic: 50_000 };
+
+/** Metadata column used by the filtered cases: bucket in [0, BUCKETS), uniform over ids. */
+export const BUCKETS = 1000;
+
+function pow2Near(x: number): number {
+  return 2 ** Math.max(4, Math.round(Math.log2(x)));
+}
+
+export function parseArgs(argv: string[]): Plan {
+  const flags = new Map<string, string | true>();
+  for (const a of argv) {
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a} (flags are --name or --name=value)`);
+    const eq = a.indexOf('=');
+    if (eq < 0) flags.set(a.slice(2), true);
+    else flags.set(a.slice(2, eq), a.slice(eq + 1));
+  }
+  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size']);
+  for (const f of flags.keys()) if (!known.has(f)) throw new Error(`unknown flag --${f}; try --help`);
+  if (flags.has('help')) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const full = flags.has('full');
+  const listFlag = (name: string): string[] | null => {
+    const v = flags.get(name);
+    if (v === undefined) return null;
+    if (v === true) throw new Error(`--${name} needs a value`);
+    return v.split(',').map((s) => s.trim()).filter(Boolean);
+  };
+  const expand = (names: string[]): LibName[] =>
+    names.flatMap((n) => {
+      if (GROUPS[n]) return [...GROUPS[n]!];
+      if ((ALL_LIBS as readonly string[]).includes(n)) return [n as LibName];
+      throw new Error(`unknown library ${n}; known: ${[...Object.keys(GROUPS), ...ALL_LIBS].join(', ')}`);
+    });
+  let libs = [...ALL_LIBS];
+  const only = listFlag('only');
+  if (only) libs = ALL_LIBS.filter((l) => expand(only).includes(l));
+  const skip = listFlag('skip');
+  if (skip) libs = libs.filter((l) => !expand(skip).includes(l));
+
+  let sets = [...ALL_SETS];
+  const setList = listFlag('sets');
+  if (setList) {
+    for (const s of setList) if (!(ALL_SETS as readonly string[]).includes(s)) throw new Error(`unknown set ${s}`);
+    sets = ALL_SETS.filter((s) => setList.includes(s));
+  }
+  const queries = flags.has('queries') ? Number(flags.get('queries')) : 1000;
+  if (!Number.isInteger(queries) || queries < 10 || queries > 10_000) throw new Error('--queries must be an integer in 10..10000');
+
+  const sizes = { ...(full ? FULL_SIZES : QUICK_SIZES) };
+  // --size=N caps every set (for development on small subsets).
+  if (flags.has('size')) {
+    const cap = Number(flags.get('size'));
+    if (!Number.isInteger(cap) || cap < 1000) throw new Error('--size must be an integer >= 1000');
+    for (const s of ALL_SETS) sizes[s] = Math.min(sizes[s], cap);
+  }
+  const out = flags.get('out');
+  return {
+    mode: full ? 'full' : 'quick',
+    sets,
+    libs,
+    sizes,
+    queries,
+    k: 10,
+    hnswBuilds: full
+      ? [
+          { m: 16, efConstruction: 200 },
+          { m: 32, efConstruction: 200 },
+        ]
+      : [{ m: 16, efConstruction: 100 }],
+    nlist: (n) => pow2Near(4 * Math.sqrt(n)),
+    efSweep: full ? [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024] : [10, 20, 40, 80, 160, 320, 640],
+    nprobeSweep: full
+      ? [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
+      : [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    stopRecall: 0.999,
+    maxSecondsPerSetting: full ? 60 : 8,
+    selectivities: [0.5, 0.1, 0.01, 0.001],
+    recallTarget: 0.95,
+    installFaiss: !flags.has('no-install'),
+    outDir: typeof out === 'string' ? out : null,
+    keepTmp: flags.has('keep-tmp'),
+  };
+}
+
+const HELP = `npm run bench:ann [-- flags]
+
+Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch and FAISS
+(Debian's libfaiss through a C++ harness) on GloVe-100, MNIST-784 and a synthetic 768-d set.
+
+  --full                whole sets, denser sweeps, two HNSW build settings (quick mode otherwise)
+  --only=a,b            libraries or groups: sable, sable-hnsw, sable-ivf, sable-flat, hnswlib,
+                        usearch, faiss, faiss-hnsw, faiss-ivf, faiss-flat, peers
+  --skip=a,b            the same names, left out
+  --sets=glove,mnist,synthetic
+  --queries=N           held-out queries per set (default 1000)
+  --size=N              cap every set at N vectors (development)
+  --no-install          do not apt-get install libfaiss-dev when it is missing
+  --out=DIR             write ann.md / ann.svg / ann.json there (default bench/results)
+  --keep-tmp            keep the index files written for worker threads
+`;

@@ -1,0 +1,129 @@
+// hnswlib-node 3.0.0: HierarchicalNSW, built point by point (its API takes number[] points and has
+// no batch insert or batch search), searched with searchKnn per query. Two-thread QPS: the index is
+// saved to a file and loaded by two worker_threads, each answering half of the queries.
+import { statSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { LoadedSet } from '../datasets.js';
+import { paths } from '../paths.js';
+import type { Adapter, ChildTask } from './types.js';
+
+const require = createRequire(import.meta.url);
+
+export interface HnswlibWorkerInit {
+  indexPath: string;
+  space: 'cosine' | 'l2';
+  dim: number;
+  queries: Float32Array;
+  k: number;
+}
+
+type HnswlibModule = typeof import('hnswlib-node');
+
+export function loadHnswlib(): HnswlibModule {
+  return require('hnswlib-node') as HnswlibModule;
+}
+
+export function packageVersion(name: string): string {
+  try {
+    return (require(`${name}/package.json`) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function createHnswlib(task: ChildTask): Adapter {
+  const lib = loadHnswlib();
+  let index: InstanceType<HnswlibModule['HierarchicalNSW']> | null = null;
+  let data: LoadedSet | null = null;
+  let queryArrays: number[][] = [];
+  let workers: Worker[] = [];
+  const indexPath = join(task.tmpDir, `hnswlib-${task.set}-${task.n}-${process.pid}.bin`);
+
+  const startWorkers = async (): Promise<void> => {
+    const d = data!;
+    const dim = d.meta.dim;
+    const half = Math.ceil(d.nq / 2);
+    workers = [0, 1].map((w) => {
+      const init: HnswlibWorkerInit = {
+        indexPath,
+        space: d.meta.metric,
+        dim,
+        queries: d.queries.slice(w * half * dim, Math.min(d.nq, (w + 1) * half) * dim),
+        k: task.k,
+      };
+      return new Worker(paths.hnswlibWorker, { workerData: init });
+    });
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve, reject) => {
+            w.once('message', () => resolve());
+            w.once('error', reject);
+          }),
+      ),
+    );
+  };
+
+  return {
+    version: packageVersion('hnswlib-node'),
+    buildLabel: `M=${task.hnsw.m} efC=${task.hnsw.efConstruction}`,
+    buildThreads: 1,
+    knob: 'ef',
+    notes: ['single-thread build (addPoint has no batch or threads)'],
+    async build(d) {
+      data = d;
+      const dim = d.meta.dim;
+      index = new lib.HierarchicalNSW(d.meta.metric === 'cosine' ? 'cosine' : 'l2', dim);
+      index.initIndex({ maxElements: d.n, m: task.hnsw.m, efConstruction: task.hnsw.efConstruction, randomSeed: 100 });
+      const point = new Array<number>(dim);
+      for (let r = 0; r < d.n; r++) {
+        const o = r * dim;
+        for (let i = 0; i < dim; i++) point[i] = d.base[o + i]!;
+        index.addPoint(point, r);
+      }
+    },
+    async afterBuild() {
+      const d = data!;
+      const dim = d.meta.dim;
+      // The API takes number[]: convert the queries once, outside the timed loops.
+      queryArrays = Array.from({ length: d.nq }, (_, q) => Array.from(d.queries.subarray(q * dim, (q + 1) * dim)));
+      index!.writeIndexSync(indexPath);
+      await startWorkers();
+    },
+    async selfSize() {
+      return { bytes: statSync(indexPath).size, kind: 'saved index file' };
+    },
+    async search(value, threads) {
+      const ef = value ?? 10;
+      if (threads === 1) {
+        index!.setEf(ef);
+        const out: number[][] = new Array(queryArrays.length);
+        for (let q = 0; q < queryArrays.length; q++) out[q] = index!.searchKnn(queryArrays[q]!, task.k).neighbors;
+        return out;
+      }
+      const parts = await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<number[][]>((resolve, reject) => {
+              w.once('message', (m: { ids: number[][] }) => resolve(m.ids));
+              w.once('error', reject);
+              w.postMessage({ ef });
+            }),
+        ),
+      );
+      return parts.flat();
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.terminate()));
+      if (!task.keepTmp) {
+        try {
+          unlinkSync(indexPath);
+        } catch {
+          // already gone
+        }
+      }
+    },
+  };
+}

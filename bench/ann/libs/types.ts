@@ -1,0 +1,89 @@
+// Shapes shared by the orchestrator, the per-library child processes and the report.
+import type { HnswBuild, LibName, SetName } from '../config.js';
+import type { LoadedSet } from '../datasets.js';
+
+/** One point of a sweep: one search setting measured over all queries. */
+export interface SweepPoint {
+  /** e.g. "ef=64", "nprobe=8", "default". */
+  param: string;
+  value: number | null;
+  recall: number;
+  qps1: number;
+  qps2: number | null;
+}
+
+/** sable's filtered cases: one selectivity at the chosen operating point. */
+export interface FilteredPoint {
+  selectivity: number;
+  matching: number;
+  param: string;
+  recall: number;
+  qps1: number;
+  qps2: number | null;
+  /** The planner's strategy from the search receipt, when the engine reports one. */
+  strategy: string | null;
+}
+
+export interface LibRun {
+  lib: LibName;
+  set: SetName;
+  /** Build settings, e.g. "M=16 efC=100". */
+  build: string;
+  version: string;
+  n: number;
+  dim: number;
+  buildSeconds: number;
+  buildThreads: number;
+  /** Resident-set growth over the build (after GC), bytes. */
+  rssBytes: number | null;
+  /** The library's own size figure, bytes, and what it is. */
+  selfBytes: number | null;
+  selfKind: string;
+  points: SweepPoint[];
+  filtered: FilteredPoint[];
+  notes: string[];
+  isa?: string;
+  error?: string;
+}
+
+export interface ChildTask {
+  lib: LibName;
+  set: SetName;
+  n: number;
+  nq: number;
+  k: number;
+  gtFile: string;
+  hnsw: HnswBuild;
+  nlist: number;
+  sweep: number[];
+  stopRecall: number;
+  maxSecondsPerSetting: number;
+  selectivities: number[];
+  recallTarget: number;
+  tmpDir: string;
+  keepTmp: boolean;
+}
+
+/** What an in-process library offers the common sweep driver. */
+export interface Adapter {
+  version: string;
+  buildLabel: string;
+  buildThreads: number;
+  /** Name of the swept knob ("ef", "nprobe", "beamWidth"), or null for one fixed setting. */
+  knob: string | null;
+  build(data: LoadedSet): Promise<void>;
+  /** Called once after build and the RSS measurement (e.g. save the index for worker threads). */
+  afterBuild?(): Promise<void>;
+  selfSize(): Promise<{ bytes: number | null; kind: string }>;
+  /** Untimed preparation before the passes of one setting (e.g. reopen with another ef). */
+  prepare?(value: number | null): Promise<void>;
+  /** Search all queries with the knob at `value`; returns top-k ids per query. */
+  search(value: number | null, threads: 1 | 2): Promise<ArrayLike<number>[]>;
+  /** Extra points measured besides the sweep (e.g. the engine's default setting). */
+  extraSettings?: { label: string; value: number | null }[];
+  filteredSearch?(value: number | null, threshold: number, threads: 1 | 2): Promise<ArrayLike<number>[]>;
+  filteredStrategy?(value: number | null, threshold: number): Promise<string | null>;
+  isa?(): string | undefined;
+  notes: string[];
+  close(): Promise<void>;
+}

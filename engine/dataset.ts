@@ -1,0 +1,704 @@
+/**
+ * A dataset: partitions of native segments over one LMDB source of truth.
+ *
+ * Writes are serialised per dataset. Each write commits to LMDB first (the acknowledgement means
+ * durable), then updates the in-memory segments: new rows go to the growing partition, replaced
+ * and deleted rows are tombstoned where they lived. The promotion policy seals the growing
+ * partition and indexes it in the background; compaction merges small partitions and drops
+ * tombstones. Searches never wait for any of it.
+ */
+import { rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { columnBatches, Dictionary, type ColumnContext } from './columns.js';
+import { invalid, SableError } from './errors.js';
+import { compileFilters } from './filters.js';
+import { native, type NativeQueryOptions, type NativeResult } from './native.js';
+import { Partition } from './partition.js';
+import { DEFAULT_SLA, SlaTuner } from './sla.js';
+import {
+  bytesToFloat32,
+  bytesToFloat64,
+  float64Bytes,
+  vectorBytes,
+  type DatasetRecord,
+  type Key,
+  type PartitionRecord,
+  type Storage,
+} from './storage.js';
+import type {
+  BatchSearchOptions,
+  DatasetStats,
+  Hit,
+  IndexType,
+  Metadata,
+  PromotionPolicy,
+  Receipt,
+  Scalar,
+  SearchOptions,
+  SlaConfig,
+  SlaStatus,
+} from './types.js';
+
+export const DEFAULT_PROMOTION: PromotionPolicy = { max_buffer_vectors: 50_000, max_buffer_age_ms: 10_000 };
+const MAX_TOP_K = 10_000;
+const REBUILD_CHUNK = 8192;
+
+/** What a search needs to run anywhere (this thread or a worker): segment handles and options. */
+export interface SearchPlan {
+  handles: number[];
+  options: NativeQueryOptions;
+}
+
+export class Dataset {
+  private partitions: Partition[] = [];
+  private growing!: Partition;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly background = new Set<Promise<unknown>>();
+  private backgroundError: Error | null = null;
+  private readonly ctx: ColumnContext;
+  private readonly tuner: SlaTuner;
+  private ageTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private compaction: { target: Partition; sources: Set<Partition> } | null = null;
+
+  private constructor(
+    private readonly storage: Storage,
+    readonly record: DatasetRecord,
+  ) {
+    this.ctx = { types: record.columns, dictionaries: new Map() };
+    this.tuner = new SlaTuner(record.sla);
+  }
+
+  get name(): string {
+    return this.record.name;
+  }
+  get dim(): number {
+    return this.record.dim;
+  }
+  get metric(): DatasetRecord['metric'] {
+    return this.record.metric;
+  }
+
+  /** A new dataset whose record is already in the catalog. */
+  static async create(storage: Storage, record: DatasetRecord): Promise<Dataset> {
+    const ds = new Dataset(storage, record);
+    await ds.startGrowing();
+    ds.startAgeTimer();
+    return ds;
+  }
+
+  /** Reopens a dataset: snapshots are loaded (rebuilt from LMDB when missing or corrupt). */
+  static async open(storage: Storage, record: DatasetRecord): Promise<Dataset> {
+    const ds = new Dataset(storage, record);
+    await ds.load();
+    ds.startAgeTimer();
+    return ds;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** Inserts or replaces vectors; resolves once they are durable and searchable. */
+  upsert(ids: number[], vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
+    this.checkOpen();
+    if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
+    if (!(vectors instanceof Float32Array)) throw invalid('vectors must be a Float32Array');
+    if (vectors.length !== ids.length * this.dim) {
+      throw invalid(`vectors hold ${vectors.length} values; ${ids.length} ids of dimension ${this.dim} need ${ids.length * this.dim}`);
+    }
+    if (metadata !== undefined && (!Array.isArray(metadata) || metadata.length !== ids.length)) {
+      throw invalid('metadata must be an array with one entry per id');
+    }
+    for (const id of ids) {
+      if (!Number.isSafeInteger(id)) throw invalid(`id ${String(id)} is not a safe integer`);
+    }
+    for (let i = 0; i < vectors.length; i++) {
+      if (!Number.isFinite(vectors[i])) throw invalid(`vector ${ids[Math.floor(i / this.dim)]} holds a non-finite value`);
+    }
+    metadata?.forEach((m, i) => checkMetadata(ids[i], m));
+    return this.exclusive(() => this.upsertLocked(ids, vectors, metadata ?? []));
+  }
+
+  /** Deletes vectors by id; resolves with how many existed. */
+  delete(ids: number[]): Promise<number> {
+    this.checkOpen();
+    if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
+    for (const id of ids) if (!Number.isSafeInteger(id)) throw invalid(`id ${String(id)} is not a safe integer`);
+    return this.exclusive(async () => {
+      const unique = Float64Array.from(new Set(ids));
+      const located = this.locate(unique);
+      await this.storage.write(() => {
+        for (const id of unique) {
+          this.storage.vectors.remove([this.record.uid, id]);
+          this.storage.meta.remove([this.record.uid, id]);
+        }
+        this.recordRemovals(located, unique, null);
+      });
+      return this.applyRemovals(located, unique);
+    });
+  }
+
+  /** Every upserted vector is indexed and durable when this resolves. */
+  async flush(): Promise<void> {
+    this.checkOpen();
+    await this.exclusive(() => this.promoteLocked());
+    await this.settle();
+  }
+
+  private async upsertLocked(ids: number[], vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
+    // The last occurrence of an id in one call wins, as successive calls would.
+    const last = new Map<number, number>();
+    ids.forEach((id, i) => last.set(id, i));
+    let keep: number[] | null = null;
+    if (last.size !== ids.length) keep = [...last.values()].sort((a, b) => a - b);
+    const n = keep ? keep.length : ids.length;
+    const idArray = new Float64Array(n);
+    let rows = vectors;
+    const metas: (Metadata | undefined)[] = new Array(n);
+    if (keep) {
+      rows = new Float32Array(n * this.dim);
+      keep.forEach((src, i) => {
+        idArray[i] = ids[src];
+        rows.set(vectors.subarray(src * this.dim, (src + 1) * this.dim), i * this.dim);
+        metas[i] = metadata[src] ?? undefined;
+      });
+    } else {
+      for (let i = 0; i < n; i++) {
+        idArray[i] = ids[i];
+        metas[i] = metadata[i] ?? undefined;
+      }
+    }
+
+    const located = this.locate(idArray);
+    const columns = columnBatches(this.ctx, metas);
+    const growing = this.growing;
+    const uid = this.record.uid;
+    await this.storage.write(() => {
+      for (let i = 0; i < n; i++) {
+        const id = idArray[i];
+        this.storage.vectors.put([uid, id], vectorBytes(rows.subarray(i * this.dim, (i + 1) * this.dim)));
+        const m = metas[i];
+        if (m && Object.keys(m).length > 0) this.storage.meta.put([uid, id], m);
+        else this.storage.meta.remove([uid, id]);
+        this.storage.members.put([uid, growing.pid, id], true);
+      }
+      this.recordRemovals(located, idArray, growing);
+      if (columns.newTypes.length > 0) this.storage.catalog.put(this.name, this.record);
+      for (const [column, value, code] of columns.newCodes) this.storage.dict.put([uid, column, value], code);
+    });
+    this.applyRemovals(located, idArray);
+    native.segmentAppend(growing.handle, idArray, rows, columns.batches);
+    growing.firstWriteAt ??= Date.now();
+    if (growing.rows >= this.record.promotion.max_buffer_vectors) await this.promoteLocked();
+    return { upserted: n };
+  }
+
+  /** For each partition (and a compaction target), which of `ids` it holds now. */
+  private locate(ids: Float64Array): { partition: Partition; mask: Uint8Array }[] {
+    const all = [...this.partitions];
+    if (this.compaction) all.push(this.compaction.target);
+    return all.map((partition) => ({ partition, mask: native.segmentContains(partition.handle, ids) }));
+  }
+
+  /** Inside a write transaction: the LMDB side of removing rows from where they live. */
+  private recordRemovals(located: { partition: Partition; mask: Uint8Array }[], ids: Float64Array, rewrittenIn: Partition | null) {
+    const uid = this.record.uid;
+    for (const { partition, mask } of located) {
+      for (let i = 0; i < ids.length; i++) {
+        if (!mask[i]) continue;
+        if (partition.state === 'growing') {
+          // A rewrite into the same growing partition keeps its membership key.
+          if (partition !== rewrittenIn) this.storage.members.remove([uid, partition.pid, ids[i]]);
+        } else {
+          this.storage.tombs.put([uid, partition.pid, ids[i]], true);
+          if (partition.state === 'sealing') this.storage.members.remove([uid, partition.pid, ids[i]]);
+        }
+      }
+    }
+  }
+
+  private applyRemovals(located: { partition: Partition; mask: Uint8Array }[], ids: Float64Array): number {
+    const removed = new Set<number>();
+    for (const { partition, mask } of located) {
+      const hit: number[] = [];
+      for (let i = 0; i < ids.length; i++) if (mask[i]) hit.push(ids[i]);
+      if (hit.length === 0) continue;
+      native.segmentRemove(partition.handle, Float64Array.from(hit));
+      if (partition !== this.compaction?.target) for (const id of hit) removed.add(id);
+    }
+    return removed.size;
+  }
+
+  // ---------------------------------------------------------------- partitions
+
+  private async startGrowing(): Promise<void> {
+    const pid = this.record.nextPartition++;
+    const rec: PartitionRecord = { pid, state: 'growing', createdAt: Date.now() };
+    await this.storage.write(() => {
+      this.storage.catalog.put(this.name, this.record);
+      this.storage.parts.put([this.record.uid, pid], rec);
+    });
+    this.growing = new Partition(pid, native.segmentCreate(this.dim, this.metric), 'growing');
+    this.partitions.push(this.growing);
+  }
+
+  /** Freezes the growing partition (when it has rows) and indexes it in the background. */
+  private async promoteLocked(): Promise<void> {
+    const old = this.growing;
+    if (old.rows === 0) return;
+    native.segmentSeal(old.handle);
+    old.state = 'sealing';
+    await this.startGrowing();
+    this.track(this.seal(old));
+  }
+
+  private buildOptions() {
+    const t = this.record.tuning;
+    return { nlist: t.nlist, m: t.m, efConstruction: t.ef_construction };
+  }
+
+  private async seal(p: Partition): Promise<void> {
+    await native.segmentBuild(p.handle, this.record.indexType, this.buildOptions());
+    const snapshot = await this.saveSnapshot(p);
+    const ids = native.segmentLiveIds(p.handle);
+    await this.storage.write(() => {
+      this.storage.parts.put([this.record.uid, p.pid], {
+        pid: p.pid,
+        state: 'sealed',
+        snapshot,
+        ids: float64Bytes(ids),
+        createdAt: Date.now(),
+      });
+      this.storage.removeRange(this.storage.members, [this.record.uid, p.pid]);
+    });
+    p.state = 'sealed';
+  }
+
+  private async saveSnapshot(p: Partition): Promise<string | undefined> {
+    if (!this.storage.durable) return undefined;
+    const file = `${this.record.uid}-${p.pid}.seg`;
+    await native.segmentSave(p.handle, this.storage.snapshotPath(file));
+    return file;
+  }
+
+  private track(work: Promise<unknown>): void {
+    const p = work.catch((e: Error) => {
+      this.backgroundError = e;
+    });
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p));
+  }
+
+  /** Waits for background seals and builds; rethrows the first failure. */
+  private async settle(): Promise<void> {
+    while (this.background.size > 0) await Promise.all([...this.background]);
+    if (this.backgroundError) {
+      const e = this.backgroundError;
+      this.backgroundError = null;
+      throw e;
+    }
+  }
+
+  private startAgeTimer(): void {
+    const every = Math.max(50, Math.min(1000, this.record.promotion.max_buffer_age_ms / 4));
+    this.ageTimer = setInterval(() => {
+      const since = this.growing.firstWriteAt;
+      if (since !== null && Date.now() - since >= this.record.promotion.max_buffer_age_ms) {
+        void this.exclusive(() => this.promoteLocked()).catch((e: Error) => (this.backgroundError = e));
+      }
+    }, every);
+    this.ageTimer.unref();
+  }
+
+  private async load(): Promise<void> {
+    const uid = this.record.uid;
+    for (const { key, value } of this.storage.dict.getRange({ start: [uid], end: [uid, '\uffff'] })) {
+      const [, column, str] = key as [number, string, string];
+      let d = this.ctx.dictionaries.get(column);
+      if (!d) this.ctx.dictionaries.set(column, (d = new Dictionary()));
+      d.restore(str, value);
+    }
+    const records = [...this.storage.parts.getRange({ start: [uid], end: [uid, '\uffff'] })].map((e) => e.value);
+    const growingRecords = records.filter((r) => r.state === 'growing');
+    for (const rec of records) {
+      if (rec.state === 'sealed') {
+        this.partitions.push(new Partition(rec.pid, await this.openSealed(rec), 'sealed'));
+      } else {
+        const p = new Partition(rec.pid, native.segmentCreate(this.dim, this.metric), 'growing');
+        await this.appendFromStorage(p.handle, [...this.storage.keys(this.storage.members, [uid, rec.pid])].map((k) => k[2] as number));
+        this.partitions.push(p);
+      }
+    }
+    const current = growingRecords.at(-1);
+    if (current) {
+      this.growing = this.partitions.find((p) => p.pid === current.pid)!;
+      if (this.growing.rows > 0) this.growing.firstWriteAt = Date.now();
+    } else {
+      await this.startGrowing();
+    }
+    // Partitions frozen before the process stopped finish sealing now.
+    for (const p of this.partitions) {
+      if (p.state === 'growing' && p !== this.growing) {
+        native.segmentSeal(p.handle);
+        p.state = 'sealing';
+        this.track(this.seal(p));
+      }
+    }
+  }
+
+  private async openSealed(rec: PartitionRecord): Promise<number> {
+    const uid = this.record.uid;
+    let handle: number;
+    try {
+      if (!rec.snapshot) throw new SableError('no snapshot', 'snapshot_missing');
+      handle = await native.segmentLoad(this.storage.snapshotPath(rec.snapshot));
+    } catch (e) {
+      const code = (e as SableError).code;
+      if (code !== 'snapshot_missing' && code !== 'snapshot_corrupt') throw e;
+      // The snapshot is a cache of LMDB: rebuild it from the source of truth.
+      handle = native.segmentCreate(this.dim, this.metric);
+      await this.appendFromStorage(handle, rec.ids ? Array.from(bytesToFloat64(rec.ids)) : []);
+      await native.segmentBuild(handle, this.record.indexType, this.buildOptions());
+      if (this.storage.durable) {
+        const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
+        await native.segmentSave(handle, this.storage.snapshotPath(file));
+        if (!rec.snapshot) await this.storage.write(() => this.storage.parts.put([uid, rec.pid], { ...rec, snapshot: file }));
+      }
+      this.rebuiltSnapshots++;
+    }
+    const tombs = [...this.storage.keys(this.storage.tombs, [uid, rec.pid])].map((k) => k[2] as number);
+    if (tombs.length > 0) native.segmentRemove(handle, Float64Array.from(tombs));
+    return handle;
+  }
+
+  /** How many snapshots were rebuilt from LMDB when this dataset was opened. */
+  rebuiltSnapshots = 0;
+
+  /** Appends the stored vectors and metadata of `ids` (those still stored) to a segment. */
+  private async appendFromStorage(handle: number, ids: number[]): Promise<void> {
+    const uid = this.record.uid;
+    for (let start = 0; start < ids.length; start += REBUILD_CHUNK) {
+      const chunk = ids.slice(start, start + REBUILD_CHUNK);
+      const present: number[] = [];
+      const rows = new Float32Array(chunk.length * this.dim);
+      const metas: (Metadata | undefined)[] = [];
+      for (const id of chunk) {
+        const bytes = this.storage.vectors.get([uid, id]);
+        if (!bytes) continue;
+        rows.set(bytesToFloat32(bytes), present.length * this.dim);
+        metas.push(this.storage.meta.get([uid, id]));
+        present.push(id);
+      }
+      const columns = columnBatches(this.ctx, metas);
+      native.segmentAppend(handle, Float64Array.from(present), rows.subarray(0, present.length * this.dim), columns.batches);
+    }
+  }
+
+  // ---------------------------------------------------------------- compaction
+
+  /**
+   * Merges sealed partitions that are small or carry tombstones into one, rebuilt without the
+   * deleted rows. Searches and writes go on meanwhile. Resolves with the partitions merged.
+   */
+  async compact(): Promise<{ merged: number }> {
+    this.checkOpen();
+    await this.settle();
+    const plan = await this.exclusive(async () => {
+      const candidates = this.partitions.filter((p) => {
+        if (p.state !== 'sealed') return false;
+        const s = native.segmentStats(p.handle);
+        return s.live < s.rows || s.live < this.record.promotion.max_buffer_vectors;
+      });
+      const worth = candidates.length >= 2 || candidates.some((p) => native.segmentStats(p.handle).live < p.rows);
+      if (!worth) return null;
+      const pid = this.record.nextPartition++;
+      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
+      const target = new Partition(pid, native.segmentCreate(this.dim, this.metric), 'sealing');
+      for (const src of candidates) await native.segmentAbsorb(target.handle, src.handle);
+      this.compaction = { target, sources: new Set(candidates) };
+      return this.compaction;
+    });
+    if (!plan) return { merged: 0 };
+    try {
+      await native.segmentBuild(plan.target.handle, this.record.indexType, this.buildOptions());
+      const snapshot = await this.saveSnapshot(plan.target);
+      await this.exclusive(async () => {
+        const ids = native.segmentLiveIds(plan.target.handle);
+        const uid = this.record.uid;
+        await this.storage.write(() => {
+          this.storage.parts.put([uid, plan.target.pid], {
+            pid: plan.target.pid,
+            state: 'sealed',
+            snapshot,
+            ids: float64Bytes(ids),
+            createdAt: Date.now(),
+          });
+          for (const src of plan.sources) {
+            this.storage.parts.remove([uid, src.pid]);
+            this.storage.removeRange(this.storage.tombs, [uid, src.pid]);
+          }
+        });
+        plan.target.state = 'sealed';
+        this.partitions = [...this.partitions.filter((p) => !plan.sources.has(p)), plan.target];
+        this.compaction = null;
+        for (const src of plan.sources) {
+          src.release();
+          if (this.storage.durable) rmSync(this.storage.snapshotPath(`${uid}-${src.pid}.seg`), { force: true });
+        }
+      });
+    } catch (e) {
+      this.compaction = null;
+      native.segmentRelease(plan.target.handle);
+      throw e;
+    }
+    return { merged: plan.sources.size };
+  }
+
+  // ---------------------------------------------------------------- search
+
+  /** The handles and native options of a search, for this thread or a worker. */
+  plan(opts: SearchOptions = {}): SearchPlan {
+    this.checkOpen();
+    const k = opts.topK ?? 10;
+    if (!Number.isInteger(k) || k < 1 || k > MAX_TOP_K) throw invalid(`topK must be an integer from 1 to ${MAX_TOP_K}`);
+    for (const [name, v] of [['nprobe', opts.nprobe], ['beamWidth', opts.beamWidth], ['rerankDepth', opts.rerankDepth]] as const) {
+      if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 1_000_000)) throw invalid(`${name} must be a non-negative integer`);
+    }
+    const options: NativeQueryOptions = {
+      k,
+      nprobe: opts.nprobe,
+      beamWidth: opts.beamWidth,
+      rerankDepth: opts.rerankDepth,
+      exact: opts.exact,
+      predicates: compileFilters(this.ctx, opts.filters, opts.advancedFilters),
+    };
+    if (opts.nprobe === undefined && opts.beamWidth === undefined) {
+      Object.assign(options, this.tuner.knobs(this.indexDefaults()));
+    }
+    return { handles: this.partitions.map((p) => p.handle), options };
+  }
+
+  /** Turns native results into hits (with metadata unless asked not to). */
+  hits(result: NativeResult, includeMetadata = true): Hit[] {
+    const out: Hit[] = new Array(result.ids.length);
+    for (let i = 0; i < result.ids.length; i++) {
+      const id = result.ids[i];
+      const hit: Hit = { id, score: result.scores[i] };
+      if (includeMetadata) hit.metadata = this.storage.meta.get([this.record.uid, id]) ?? {};
+      out[i] = hit;
+    }
+    return out;
+  }
+
+  /** Feeds the SLA tuner with the latency of a search run elsewhere (a worker). */
+  recordLatency(us: number): void {
+    this.tuner.record(us, this.indexDefaults().nlist);
+  }
+
+  async search(query: Float32Array, opts: SearchOptions = {}): Promise<Hit[]> {
+    return (await this.searchDetailed(query, opts)).hits;
+  }
+
+  async searchDetailed(query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
+    this.checkQuery(query, 1);
+    const plan = this.plan(opts);
+    const t0 = performance.now();
+    const result = native.search(plan.handles, query, plan.options);
+    const elapsed = Math.round((performance.now() - t0) * 1000);
+    this.recordLatency(elapsed);
+    return { hits: this.hits(result, opts.includeMetadata ?? true), receipt: { ...result.receipt, elapsed_us: elapsed } };
+  }
+
+  /** One hits array per query; `threads` threads answer the batch off the JS thread. */
+  async searchBatch(queries: Float32Array, opts: BatchSearchOptions = {}): Promise<Hit[][]> {
+    this.checkQuery(queries, 0);
+    const threads = opts.threads ?? 1;
+    if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw invalid('threads must be an integer from 1 to 256');
+    const plan = this.plan(opts);
+    const results = await native.searchBatch(plan.handles, queries, plan.options, threads);
+    return results.map((r) => this.hits(r, opts.includeMetadata ?? true));
+  }
+
+  private checkQuery(q: Float32Array, exactCount: number): void {
+    if (!(q instanceof Float32Array)) throw invalid('the query must be a Float32Array');
+    if (exactCount === 1 ? q.length !== this.dim : q.length % this.dim !== 0) {
+      throw invalid(`the query has ${q.length} values; this dataset's dimension is ${this.dim}`);
+    }
+    for (let i = 0; i < q.length; i++) if (!Number.isFinite(q[i])) throw invalid('the query holds a non-finite value');
+  }
+
+  private indexDefaults(): { nprobe: number; beamWidth: number; nlist: number } {
+    for (const p of this.partitions) {
+      const s = native.segmentStats(p.handle);
+      if (s.indexStatus === 'ready') return { nprobe: s.defaultNprobe, beamWidth: s.defaultBeamWidth, nlist: s.nlist };
+    }
+    return { nprobe: 0, beamWidth: 0, nlist: 0 };
+  }
+
+  // ---------------------------------------------------------------- settings and stats
+
+  getVector(id: number): Float32Array | undefined {
+    const bytes = this.storage.vectors.get([this.record.uid, id]);
+    return bytes ? bytesToFloat32(bytes) : undefined;
+  }
+
+  getMetadata(id: number): Metadata | undefined {
+    if (!this.storage.vectors.doesExist([this.record.uid, id])) return undefined;
+    return this.storage.meta.get([this.record.uid, id]) ?? {};
+  }
+
+  get promotionPolicy(): PromotionPolicy {
+    return { ...this.record.promotion };
+  }
+
+  async setPromotionPolicy(policy: Partial<PromotionPolicy>): Promise<PromotionPolicy> {
+    const next = { ...this.record.promotion, ...policy };
+    checkPromotion(next);
+    await this.exclusive(async () => {
+      this.record.promotion = next;
+      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
+      if (this.growing.rows >= next.max_buffer_vectors) await this.promoteLocked();
+    });
+    if (this.ageTimer) clearInterval(this.ageTimer);
+    this.startAgeTimer();
+    return this.promotionPolicy;
+  }
+
+  get sla(): SlaStatus {
+    return this.tuner.status();
+  }
+
+  async setSla(config: Partial<SlaConfig>): Promise<SlaStatus> {
+    const next = { ...(this.record.sla ?? DEFAULT_SLA), ...config };
+    checkSla(next);
+    await this.exclusive(async () => {
+      this.record.sla = next;
+      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
+    });
+    this.tuner.reconfigure(next);
+    return this.sla;
+  }
+
+  /** Sets the index type of the dataset and rebuilds every sealed partition with it. */
+  async setIndexType(indexType: IndexType, tuning?: DatasetRecord['tuning']): Promise<void> {
+    checkIndexType(indexType);
+    await this.exclusive(async () => {
+      this.record.indexType = indexType;
+      if (tuning) this.record.tuning = { ...this.record.tuning, ...tuning };
+      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
+    });
+    await this.rebuild();
+  }
+
+  /** Rebuilds the index of every sealed partition in the background; resolves when done. */
+  async rebuild(): Promise<void> {
+    await this.settle();
+    const sealed = this.partitions.filter((p) => p.state === 'sealed');
+    for (const p of sealed) {
+      p.state = 'sealing';
+      this.track(this.seal(p));
+    }
+    await this.settle();
+  }
+
+  stats(): DatasetStats {
+    let vectors = 0;
+    let rows = 0;
+    let memory = 0;
+    let building = false;
+    let progressSum = 0;
+    let indexed = 0;
+    for (const p of this.partitions) {
+      const s = native.segmentStats(p.handle);
+      vectors += s.live;
+      rows += s.rows;
+      memory += s.memoryBytes;
+      if (p !== this.growing) {
+        indexed++;
+        progressSum += s.indexStatus === 'ready' ? 100 : s.progress;
+        if (s.indexStatus !== 'ready') building = true;
+      }
+    }
+    const growingRows = native.segmentStats(this.growing.handle).live;
+    return {
+      name: this.name,
+      dim: this.dim,
+      metric: this.metric,
+      vector_count: vectors,
+      deleted_count: rows - vectors,
+      index_type: this.record.indexType,
+      index_status: building ? 'building' : indexed === 0 ? 'empty' : 'ready',
+      progress: indexed === 0 ? 0 : Math.round(progressSum / indexed),
+      partitions: this.partitions.filter((p) => native.segmentStats(p.handle).rows > 0).length,
+      growing_vectors: growingRows,
+      memory_bytes: memory,
+      storage_bytes: vectors * this.dim * 4,
+    };
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Stops timers and waits for background work; the dataset is unusable afterwards. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.ageTimer) clearInterval(this.ageTimer);
+    await this.queue.catch(() => undefined);
+    await this.settle().catch(() => undefined);
+    this.closed = true;
+    for (const p of this.partitions) native.segmentRelease(p.handle);
+    this.partitions = [];
+  }
+
+  /** Removes every vector, partition and snapshot of the dataset. */
+  async destroy(): Promise<void> {
+    const uid = this.record.uid;
+    const pids = this.partitions.map((p) => p.pid);
+    await this.close();
+    await this.storage.write(() => {
+      for (const db of [this.storage.vectors, this.storage.meta, this.storage.parts, this.storage.members, this.storage.tombs, this.storage.dict]) {
+        this.storage.removeRange(db as never, [uid] as Key);
+      }
+      this.storage.catalog.remove(this.name);
+    });
+    if (this.storage.durable) for (const pid of pids) rmSync(this.storage.snapshotPath(`${uid}-${pid}.seg`), { force: true });
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new SableError(`dataset '${this.name}' is closed`, 'dataset_closed');
+  }
+
+  /** Runs `fn` after every earlier write of this dataset (one writer at a time). */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function checkMetadata(id: number, m: Metadata | undefined | null): void {
+  if (m === undefined || m === null) return;
+  if (typeof m !== 'object' || Array.isArray(m)) throw invalid(`metadata of ${id} must be an object`);
+  for (const [k, v] of Object.entries(m)) {
+    if (!isScalar(v)) throw invalid(`metadata '${k}' of ${id} must be a string, number, boolean or null`);
+  }
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+export function checkPromotion(p: PromotionPolicy): void {
+  if (!Number.isInteger(p.max_buffer_vectors) || p.max_buffer_vectors < 1) throw invalid('max_buffer_vectors must be a positive integer');
+  if (!Number.isInteger(p.max_buffer_age_ms) || p.max_buffer_age_ms < 1) throw invalid('max_buffer_age_ms must be a positive integer');
+}
+
+export function checkSla(s: SlaConfig): void {
+  for (const [k, v] of Object.entries(s)) {
+    if (!Number.isInteger(v) || v < 0) throw invalid(`${k} must be a non-negative integer`);
+  }
+  if (s.max_nprobe_fraction > 100) throw invalid('max_nprobe_fraction is a percentage of nlist (0-100)');
+  if (s.min_beam_width > s.max_beam_width) throw invalid('min_beam_width exceeds max_beam_width');
+}
+
+export function checkIndexType(t: string): asserts t is IndexType {
+  if (!['sable', 'hnsw', 'ivf', 'flat'].includes(t)) throw invalid(`unknown index type '${t}' (expected sable, hnsw, ivf or flat)`);
+}

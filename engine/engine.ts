@@ -1,0 +1,117 @@
+/** The embedded engine: a catalog of datasets over one LMDB environment. */
+import { Dataset, checkIndexType, checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset.js';
+import { invalid, SableError } from './errors.js';
+import { native, type ColumnType } from './native.js';
+import { DEFAULT_SLA } from './sla.js';
+import { Storage, type DatasetRecord } from './storage.js';
+import type { CreateDatasetOptions, Metric } from './types.js';
+
+export interface EngineOptions {
+  /** Data directory; without it the engine keeps nothing after close. */
+  path?: string;
+}
+
+const COLUMN_TYPES: ColumnType[] = ['u32', 'i32', 'i64', 'f32', 'f64', 'string', 'bool'];
+const NAME = /^[A-Za-z0-9_.\-:]{1,200}$/;
+
+export class Engine {
+  private readonly datasets = new Map<string, Dataset>();
+  private closed = false;
+
+  private constructor(private readonly storage: Storage) {}
+
+  static async open(options: EngineOptions = {}): Promise<Engine> {
+    const engine = new Engine(Storage.open(options.path));
+    for (const { value } of engine.storage.catalog.getRange()) {
+      engine.datasets.set(value.name, await Dataset.open(engine.storage, value));
+    }
+    return engine;
+  }
+
+  /** The kernel instruction set in use (serial, avx2, avx512, neon). */
+  get isa(): string {
+    return native.activeIsa();
+  }
+
+  get durable(): boolean {
+    return this.storage.durable;
+  }
+
+  async createDataset(opts: CreateDatasetOptions): Promise<Dataset> {
+    this.checkOpen();
+    if (!opts || typeof opts.name !== 'string' || !NAME.test(opts.name)) {
+      throw invalid('name must be 1-200 characters of letters, digits, _ . - :');
+    }
+    if (this.datasets.has(opts.name)) throw new SableError(`dataset '${opts.name}' exists`, 'dataset_exists');
+    if (!Number.isInteger(opts.dim) || opts.dim < 1 || opts.dim > 65536) throw invalid('dim must be an integer from 1 to 65536');
+    const metric: Metric = opts.metric ?? 'cosine';
+    if (!['cosine', 'l2', 'ip'].includes(metric)) throw invalid(`unknown metric '${metric}' (expected cosine, l2 or ip)`);
+    const indexType = opts.indexType ?? 'sable';
+    checkIndexType(indexType);
+    const promotion = { ...DEFAULT_PROMOTION, ...opts.promotion };
+    checkPromotion(promotion);
+    const sla = opts.sla ? { ...DEFAULT_SLA, ...opts.sla } : null;
+    if (sla) checkSla(sla);
+    const columns: Record<string, ColumnType> = {};
+    for (const f of opts.schema ?? []) {
+      if (!COLUMN_TYPES.includes(f.type)) throw invalid(`schema field '${f.name}' has unknown type '${f.type}'`);
+      columns[f.name] = f.type;
+    }
+    const uid = this.nextUid();
+    const record: DatasetRecord = {
+      uid,
+      name: opts.name,
+      dim: opts.dim,
+      metric,
+      indexType,
+      tuning: { ...opts.tuning },
+      promotion,
+      sla,
+      columns,
+      nextPartition: 1,
+      createdAt: new Date().toISOString(),
+    };
+    const ds = await Dataset.create(this.storage, record);
+    this.datasets.set(opts.name, ds);
+    return ds;
+  }
+
+  getDataset(name: string): Dataset | undefined {
+    this.checkOpen();
+    return this.datasets.get(name);
+  }
+
+  listDatasets(): Dataset[] {
+    this.checkOpen();
+    return [...this.datasets.values()];
+  }
+
+  /** Deletes a dataset, its vectors and its snapshot files. Resolves false when there was none. */
+  async dropDataset(name: string): Promise<boolean> {
+    this.checkOpen();
+    const ds = this.datasets.get(name);
+    if (!ds) return false;
+    this.datasets.delete(name);
+    await ds.destroy();
+    return true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const ds of this.datasets.values()) await ds.close();
+    this.datasets.clear();
+    await this.storage.close();
+  }
+
+  private nextUid(): number {
+    let max = 0;
+    for (const ds of this.datasets.values()) max = Math.max(max, ds.record.uid);
+    for (const { value } of this.storage.catalog.getRange()) max = Math.max(max, value.uid);
+    return max + 1;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new SableError('the engine is closed', 'engine_closed');
+  }
+}

@@ -1,0 +1,97 @@
+/** The N-API addon, loaded once per thread, with the engine's error class injected. */
+import { createRequire } from 'node:module';
+import { SableError } from './errors.js';
+
+export interface NativeReceiptPartition {
+  strategy: string;
+  rows: number;
+  matches: number;
+  candidates_scored: number;
+  nprobe: number;
+  beam_width: number;
+}
+
+export interface NativeReceipt {
+  strategy: string;
+  candidates_scored: number;
+  partitions_searched: number;
+  isa: string;
+  partitions: NativeReceiptPartition[];
+}
+
+export interface NativeResult {
+  ids: Float64Array;
+  scores: Float32Array;
+  receipt: NativeReceipt;
+}
+
+export interface NativePredicate {
+  column: string;
+  op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_null';
+  values: number[];
+}
+
+export interface NativeQueryOptions {
+  k: number;
+  nprobe?: number;
+  beamWidth?: number;
+  rerankDepth?: number;
+  exact?: boolean;
+  predicates?: NativePredicate[];
+}
+
+export type ColumnType = 'u32' | 'i32' | 'i64' | 'f32' | 'f64' | 'string' | 'bool';
+
+export interface NativeColumnBatch {
+  name: string;
+  type: ColumnType;
+  values: Uint32Array | Int32Array | BigInt64Array | Float32Array | Float64Array | Uint8Array;
+  valid?: Uint8Array;
+}
+
+export interface NativeSegmentStats {
+  rows: number;
+  live: number;
+  memoryBytes: number;
+  sealed: boolean;
+  indexType: string;
+  indexStatus: 'none' | 'building' | 'ready';
+  progress: number;
+  nlist: number;
+  defaultNprobe: number;
+  defaultBeamWidth: number;
+}
+
+export interface NativeBuildOptions {
+  nlist?: number;
+  m?: number;
+  efConstruction?: number;
+  threads?: number;
+}
+
+export interface NativeAddon {
+  setErrorClass(cls: new (message: string, code: string) => Error): void;
+  activeIsa(): string;
+  availableIsas(): string[];
+  kernelDistance(isa: string, kernel: string, a: Float32Array, b: Float32Array | Uint8Array,
+    vmin?: Float32Array, scale?: Float32Array): number;
+  segmentCreate(dim: number, metric: string): number;
+  segmentRelease(handle: number): void;
+  segmentAppend(handle: number, ids: Float64Array, vectors: Float32Array, columns?: NativeColumnBatch[]): void;
+  segmentRemove(handle: number, ids: Float64Array): number;
+  segmentContains(handle: number, ids: Float64Array): Uint8Array;
+  segmentSeal(handle: number): void;
+  segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
+  segmentStats(handle: number): NativeSegmentStats;
+  segmentLiveIds(handle: number): Float64Array;
+  segmentAbsorb(target: number, source: number): Promise<void>;
+  segmentSave(handle: number, path: string): Promise<void>;
+  segmentLoad(path: string): Promise<number>;
+  search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
+  searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
+}
+
+const require = createRequire(import.meta.url);
+// dist/engine/native.js -> native/build/Release/sable.node
+export const native: NativeAddon = require('../../native/build/Release/sable.node');
+native.setErrorClass(SableError);

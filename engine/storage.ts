@@ -1,0 +1,128 @@
+/**
+ * The LMDB layout: the source of truth for the catalog, vectors, metadata, partitions and
+ * tombstones. Index snapshots are files beside it and can always be rebuilt from here.
+ *
+ *   catalog   name                 -> DatasetRecord
+ *   vectors   [uid, id]            -> float32 bytes (normalisation happens in the core)
+ *   meta      [uid, id]            -> metadata object (absent when empty)
+ *   parts     [uid, pid]           -> PartitionRecord
+ *   members   [uid, pid, id]       -> true   (rows of partitions not sealed yet)
+ *   tombs     [uid, pid, id]       -> true   (rows deleted from sealed or sealing partitions)
+ *   dict      [uid, column, value] -> code   (string dictionary of filter columns)
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { ColumnType } from './native.js';
+import type { IndexType, Metadata, Metric, PromotionPolicy, SlaConfig, Tuning } from './types.js';
+
+export interface DatasetRecord {
+  uid: number;
+  name: string;
+  dim: number;
+  metric: Metric;
+  indexType: IndexType;
+  tuning: Tuning;
+  promotion: PromotionPolicy;
+  sla: SlaConfig | null;
+  columns: Record<string, ColumnType>;
+  nextPartition: number;
+  createdAt: string;
+}
+
+export interface PartitionRecord {
+  pid: number;
+  state: 'growing' | 'sealed';
+  /** Snapshot file name (in the segments folder) of a sealed partition. */
+  snapshot?: string;
+  /** Ids of a sealed partition, float64 bytes: what a rebuild reads back. */
+  ids?: Uint8Array;
+  createdAt: number;
+}
+
+export type Key = (string | number)[];
+
+export class Storage {
+  readonly root: RootDatabase;
+  readonly catalog: Database<DatasetRecord, string>;
+  readonly vectors: Database<Uint8Array, Key>;
+  readonly meta: Database<Metadata, Key>;
+  readonly parts: Database<PartitionRecord, Key>;
+  readonly members: Database<true, Key>;
+  readonly tombs: Database<true, Key>;
+  readonly dict: Database<number, Key>;
+  readonly segmentsDir: string;
+  readonly durable: boolean;
+  private readonly dir: string;
+
+  private constructor(dir: string, durable: boolean) {
+    this.dir = dir;
+    this.durable = durable;
+    this.segmentsDir = join(dir, 'segments');
+    mkdirSync(this.segmentsDir, { recursive: true });
+    this.root = open({ path: join(dir, 'sable.mdb'), maxDbs: 16, noSync: !durable, compression: false });
+    this.catalog = this.root.openDB({ name: 'catalog' });
+    this.vectors = this.root.openDB({ name: 'vectors', encoding: 'binary' });
+    this.meta = this.root.openDB({ name: 'meta' });
+    this.parts = this.root.openDB({ name: 'parts' });
+    this.members = this.root.openDB({ name: 'members' });
+    this.tombs = this.root.openDB({ name: 'tombs' });
+    this.dict = this.root.openDB({ name: 'dict' });
+  }
+
+  /** A durable store in `dir`, or (no dir) a scratch one deleted on close. */
+  static open(dir?: string): Storage {
+    if (dir) {
+      mkdirSync(dir, { recursive: true });
+      return new Storage(dir, true);
+    }
+    return new Storage(mkdtempSync(join(tmpdir(), 'sable-mem-')), false);
+  }
+
+  snapshotPath(file: string): string {
+    return join(this.segmentsDir, file);
+  }
+
+  /** Runs `fn` in one write transaction; resolves once it is committed. */
+  write<T>(fn: () => T): Promise<T> {
+    return this.root.transaction(fn);
+  }
+
+  /** Deletes every key of `db` in [prefix, prefix+) (inside a transaction). */
+  removeRange(db: Database<unknown, Key>, prefix: Key): void {
+    for (const key of db.getKeys({ start: prefix, end: [...prefix, MAX_KEY] })) db.remove(key);
+  }
+
+  keys(db: Database<unknown, Key>, prefix: Key): Iterable<Key> {
+    return db.getKeys({ start: prefix, end: [...prefix, MAX_KEY] });
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+    if (!this.durable) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Sorts after every number and string element of an ordered-binary key. */
+const MAX_KEY = '\uffff\uffff';
+
+export function vectorBytes(v: Float32Array): Uint8Array {
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function bytesToFloat32(b: Uint8Array): Float32Array {
+  const out = new Float32Array(b.byteLength / 4);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}
+
+export function float64Bytes(ids: Float64Array): Uint8Array {
+  return new Uint8Array(ids.buffer.slice(ids.byteOffset, ids.byteOffset + ids.byteLength));
+}
+
+export function bytesToFloat64(b: Uint8Array): Float64Array {
+  const out = new Float64Array(b.byteLength / 8);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}

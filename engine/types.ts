@@ -1,0 +1,108 @@
+/** Public types of the embedded API (see decisions.md, "The embedded engine"). */
+import type { ColumnType, NativeReceipt } from './native.js';
+
+export type Metric = 'cosine' | 'l2' | 'ip';
+export type IndexType = 'sable' | 'hnsw' | 'ivf' | 'flat';
+export type Scalar = string | number | boolean | null;
+export type Metadata = Record<string, Scalar>;
+
+export interface Tuning {
+  nlist?: number;
+  nprobe_min?: number;
+  nprobe_max?: number;
+  m?: number;
+  ef_construction?: number;
+}
+
+/** When the growing (exact-search) partition is sealed and indexed. */
+export interface PromotionPolicy {
+  max_buffer_vectors: number;
+  max_buffer_age_ms: number;
+}
+
+export interface SlaConfig {
+  target_p99_us: number;
+  min_nprobe: number;
+  /** Percent of nlist that nprobe may reach. */
+  max_nprobe_fraction: number;
+  min_beam_width: number;
+  max_beam_width: number;
+}
+
+export interface SlaStatus extends SlaConfig {
+  observed_p50_us: number | null;
+  observed_p99_us: number | null;
+  current_nprobe: number | null;
+  current_beam_width: number | null;
+}
+
+export interface SchemaField {
+  name: string;
+  type: ColumnType;
+}
+
+export interface CreateDatasetOptions {
+  name: string;
+  dim: number;
+  metric?: Metric;
+  indexType?: IndexType;
+  tuning?: Tuning;
+  promotion?: Partial<PromotionPolicy>;
+  sla?: Partial<SlaConfig>;
+  /** Typed metadata columns; undeclared keys get a type from the first value seen. */
+  schema?: SchemaField[];
+}
+
+export type FilterOp = 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
+
+export interface AdvancedFilter {
+  field: string;
+  op: FilterOp;
+  value?: Scalar;
+  values?: Scalar[];
+}
+
+export interface SearchOptions {
+  topK?: number;
+  nprobe?: number;
+  beamWidth?: number;
+  rerankDepth?: number;
+  /** Equality on metadata, both sides compared as strings. */
+  filters?: Record<string, Scalar>;
+  advancedFilters?: AdvancedFilter[];
+  /** Attach each hit's metadata (default true). */
+  includeMetadata?: boolean;
+  /** Score every allowed vector exactly. */
+  exact?: boolean;
+}
+
+export interface BatchSearchOptions extends SearchOptions {
+  /** Threads answering the batch (default 1). */
+  threads?: number;
+}
+
+export interface Hit {
+  id: number;
+  score: number;
+  metadata?: Metadata;
+}
+
+export interface Receipt extends NativeReceipt {
+  /** Wall time inside the engine, microseconds. */
+  elapsed_us: number;
+}
+
+export interface DatasetStats {
+  name: string;
+  dim: number;
+  metric: Metric;
+  vector_count: number;
+  deleted_count: number;
+  index_type: IndexType;
+  index_status: 'empty' | 'building' | 'ready';
+  progress: number;
+  partitions: number;
+  growing_vectors: number;
+  memory_bytes: number;
+  storage_bytes: number;
+}

@@ -1,0 +1,69 @@
+#include "env.h"
+
+namespace sable::binding {
+
+void throw_js(Napi::Env env, const std::string& code, const std::string& message) {
+  EnvData* data = env.GetInstanceData<EnvData>();
+  Napi::Object err;
+  if (data && !data->error_class.IsEmpty()) {
+    err = data->error_class.New({Napi::String::New(env, message), Napi::String::New(env, code)});
+  } else {
+    err = Napi::Error::New(env, message).Value();
+  }
+  err.Set("code", Napi::String::New(env, code));
+  throw Napi::Error(env, err);
+}
+
+Napi::Value guarded(const Napi::CallbackInfo& info, const std::function<Napi::Value()>& body) {
+  try {
+    return body();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const sable::Error& e) {
+    throw_js(info.Env(), e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    throw_js(info.Env(), "out_of_memory", "the engine ran out of memory");
+  } catch (const std::exception& e) {
+    throw_js(info.Env(), "internal", e.what());
+  }
+}
+
+Napi::Float32Array float32_arg(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
+    throw sable::Error("invalid_argument", std::string(name) + " must be a Float32Array");
+  return info[i].As<Napi::Float32Array>();
+}
+
+uint32_t uint32_arg(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (info.Length() <= i || !info[i].IsNumber()) throw sable::Error("invalid_argument", std::string(name) + " must be a number");
+  double v = info[i].As<Napi::Number>().DoubleValue();
+  if (!(v >= 0 && v <= 4294967295.0) || v != double(uint32_t(v)))
+    throw sable::Error("invalid_argument", std::string(name) + " must be a non-negative integer");
+  return uint32_t(v);
+}
+
+std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (info.Length() <= i || !info[i].IsString()) throw sable::Error("invalid_argument", std::string(name) + " must be a string");
+  return info[i].As<Napi::String>().Utf8Value();
+}
+
+}  // namespace sable::binding
+
+namespace {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  auto* data = new sable::binding::EnvData();
+  env.SetInstanceData(data);
+  exports.Set("setErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    if (!info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), "setErrorClass takes a class");
+    info.Env().GetInstanceData<sable::binding::EnvData>()->error_class = Napi::Persistent(info[0].As<Napi::Function>());
+    return info.Env().Undefined();
+  }));
+  sable::binding::register_kernels(env, exports);
+  sable::binding::register_segments(env, exports);
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(sable, init)

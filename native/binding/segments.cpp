@@ -1,0 +1,408 @@
+// Segment entry points. Segments live in one process-wide registry keyed by integer handles, so
+// every worker thread (each its own N-API environment) reaches the same in-memory index: no copy
+// per worker. Long work (index builds, snapshots, batches) runs on AsyncWorkers.
+#include <mutex>
+#include <unordered_map>
+
+#include "env.h"
+#include "kernels/kernels.h"
+#include "segment/multi_search.h"
+
+namespace sable::binding {
+
+namespace {
+
+std::mutex registry_mu;
+std::unordered_map<uint32_t, std::shared_ptr<Segment>> registry;
+uint32_t next_handle = 1;
+
+uint32_t register_segment(std::shared_ptr<Segment> seg) {
+  std::lock_guard lock(registry_mu);
+  uint32_t h = next_handle++;
+  registry.emplace(h, std::move(seg));
+  return h;
+}
+
+std::shared_ptr<Segment> segment_of(uint32_t h) {
+  std::lock_guard lock(registry_mu);
+  auto it = registry.find(h);
+  if (it == registry.end()) throw sable::Error("segment_not_found", "segment handle " + std::to_string(h) + " is not open");
+  return it->second;
+}
+
+std::vector<std::shared_ptr<Segment>> segments_arg(const Napi::CallbackInfo& info, size_t i) {
+  if (!info[i].IsArray()) throw sable::Error("invalid_argument", "segments must be an array of handles");
+  Napi::Array arr = info[i].As<Napi::Array>();
+  std::vector<std::shared_ptr<Segment>> out;
+  for (uint32_t j = 0; j < arr.Length(); ++j) {
+    Napi::Value v = arr.Get(j);
+    if (!v.IsNumber()) throw sable::Error("invalid_argument", "segment handles are numbers");
+    out.push_back(segment_of(v.As<Napi::Number>().Uint32Value()));
+  }
+  size_t dim = out.empty() ? 0 : out.front()->dim();
+  for (auto& s : out)
+    if (s->dim() != dim || s->metric() != out.front()->metric())
+      throw sable::Error("invalid_argument", "segments of one search must share dim and metric");
+  return out;
+}
+
+std::vector<int64_t> ids_arg(const Napi::CallbackInfo& info, size_t i) {
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw sable::Error("invalid_argument", "ids must be a Float64Array");
+  Napi::Float64Array a = info[i].As<Napi::Float64Array>();
+  std::vector<int64_t> ids(a.ElementLength());
+  for (size_t j = 0; j < ids.size(); ++j) {
+    double v = a[j];
+    if (!(v >= -9007199254740991.0 && v <= 9007199254740991.0) || v != double(int64_t(v)))
+      throw sable::Error("invalid_argument", "ids must be safe integers");
+    ids[j] = int64_t(v);
+  }
+  return ids;
+}
+
+uint32_t opt_u32(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return 0;
+  if (!v.IsNumber()) throw sable::Error("invalid_argument", std::string(key) + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 1e9)) throw sable::Error("invalid_argument", std::string(key) + " is out of range");
+  return uint32_t(d);
+}
+
+QueryOptions query_options(const Napi::Value& value) {
+  QueryOptions q;
+  if (!value.IsObject()) return q;
+  Napi::Object o = value.As<Napi::Object>();
+  q.k = opt_u32(o, "k");
+  if (q.k == 0) q.k = 10;
+  q.nprobe = opt_u32(o, "nprobe");
+  q.beam_width = opt_u32(o, "beamWidth");
+  q.rerank_depth = opt_u32(o, "rerankDepth");
+  q.exact = o.Get("exact").ToBoolean();
+  Napi::Value preds = o.Get("predicates");
+  if (preds.IsArray()) {
+    Napi::Array arr = preds.As<Napi::Array>();
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      Napi::Object p = arr.Get(i).As<Napi::Object>();
+      Predicate pred;
+      pred.column = p.Get("column").ToString().Utf8Value();
+      pred.op = parse_predicate_op(p.Get("op").ToString().Utf8Value());
+      Napi::Value vals = p.Get("values");
+      if (vals.IsArray()) {
+        Napi::Array va = vals.As<Napi::Array>();
+        for (uint32_t j = 0; j < va.Length(); ++j) pred.values.push_back(va.Get(j).ToNumber().DoubleValue());
+      }
+      q.predicates.push_back(std::move(pred));
+    }
+  }
+  return q;
+}
+
+Napi::Object receipt_object(Napi::Env env, const std::vector<SegmentReceipt>& segs) {
+  Napi::Object r = Napi::Object::New(env);
+  std::string strategy;
+  uint64_t candidates = 0;
+  uint32_t searched = 0;
+  Napi::Array parts = Napi::Array::New(env, segs.size());
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const auto& s = segs[i];
+    candidates += s.candidates_scored;
+    if (std::string(s.strategy) != "none") {
+      ++searched;
+      strategy = strategy.empty() || strategy == s.strategy ? s.strategy : "mixed";
+    }
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("strategy", s.strategy);
+    p.Set("rows", double(s.rows));
+    p.Set("matches", double(s.matches));
+    p.Set("candidates_scored", double(s.candidates_scored));
+    p.Set("nprobe", s.nprobe);
+    p.Set("beam_width", s.beam_width);
+    parts.Set(uint32_t(i), p);
+  }
+  r.Set("strategy", strategy.empty() ? "none" : strategy);
+  r.Set("candidates_scored", double(candidates));
+  r.Set("partitions_searched", searched);
+  r.Set("isa", isa_name(active_kernels().isa));
+  r.Set("partitions", parts);
+  return r;
+}
+
+Napi::Object result_object(Napi::Env env, const SearchResult& res) {
+  Napi::Object out = Napi::Object::New(env);
+  Napi::Float64Array ids = Napi::Float64Array::New(env, res.ids.size());
+  Napi::Float32Array scores = Napi::Float32Array::New(env, res.scores.size());
+  for (size_t i = 0; i < res.ids.size(); ++i) {
+    ids[i] = double(res.ids[i]);
+    scores[i] = res.scores[i];
+  }
+  out.Set("ids", ids);
+  out.Set("scores", scores);
+  out.Set("receipt", receipt_object(env, res.segments));
+  return out;
+}
+
+// A promise-returning AsyncWorker around a lambda that runs off the JS thread.
+class Task : public Napi::AsyncWorker {
+ public:
+  using Work = std::function<void()>;
+  using Done = std::function<Napi::Value(Napi::Env)>;
+  Task(Napi::Env env, Work work, Done done, std::vector<Napi::Value> keep_alive = {})
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)), done_(std::move(done)) {
+    for (auto& v : keep_alive) keep_.push_back(Napi::Persistent(v.As<Napi::Object>()));
+  }
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      work_();
+    } catch (const sable::Error& e) {
+      code_ = e.code();
+      SetError(e.what());
+    } catch (const std::bad_alloc&) {
+      code_ = "out_of_memory";
+      SetError("the engine ran out of memory");
+    } catch (const std::exception& e) {
+      code_ = "internal";
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    try {
+      deferred_.Resolve(done_(Env()));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+  void OnError(const Napi::Error& e) override {
+    try {
+      throw_js(Env(), code_, e.Message());
+    } catch (const Napi::Error& js) {
+      deferred_.Reject(js.Value());
+    }
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Work work_;
+  Done done_;
+  std::vector<Napi::ObjectReference> keep_;
+  std::string code_ = "internal";
+};
+
+Napi::Value queue(Task* task) {
+  Napi::Promise p = task->promise();
+  task->Queue();
+  return p;
+}
+
+void set(Napi::Env env, Napi::Object exports, const char* name, Napi::Value (*fn)(const Napi::CallbackInfo&)) {
+  exports.Set(name, Napi::Function::New(env, fn, name));
+}
+
+Napi::Value segment_create(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    uint32_t dim = uint32_arg(info, 0, "dim");
+    if (dim == 0 || dim > 65536) throw sable::Error("invalid_argument", "dim must be between 1 and 65536");
+    Metric metric = parse_metric(string_arg(info, 1, "metric"));
+    return Napi::Number::New(info.Env(), register_segment(std::make_shared<Segment>(dim, metric)));
+  });
+}
+
+Napi::Value segment_release(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    uint32_t h = uint32_arg(info, 0, "handle");
+    std::lock_guard lock(registry_mu);
+    registry.erase(h);
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value segment_append(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> ids = ids_arg(info, 1);
+    Napi::Float32Array vectors = float32_arg(info, 2, "vectors");
+    if (vectors.ElementLength() != ids.size() * seg->dim())
+      throw sable::Error("invalid_argument", "vectors must hold ids.length * dim values");
+    std::vector<ColumnBatch> columns;
+    if (info.Length() > 3 && info[3].IsArray()) {
+      Napi::Array arr = info[3].As<Napi::Array>();
+      for (uint32_t i = 0; i < arr.Length(); ++i) {
+        Napi::Object c = arr.Get(i).As<Napi::Object>();
+        ColumnBatch b;
+        b.name = c.Get("name").ToString().Utf8Value();
+        b.type = parse_column_type(c.Get("type").ToString().Utf8Value());
+        Napi::Value values = c.Get("values");
+        if (!values.IsTypedArray()) throw sable::Error("invalid_argument", "column values must be a typed array");
+        Napi::TypedArray ta = values.As<Napi::TypedArray>();
+        if (ta.ElementLength() != ids.size() || ta.ElementSize() != column_type_size(b.type))
+          throw sable::Error("invalid_argument", "column '" + b.name + "' has the wrong length or element type");
+        b.values = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+        b.valid = nullptr;
+        Napi::Value valid = c.Get("valid");
+        if (valid.IsTypedArray()) {
+          Napi::Uint8Array va = valid.As<Napi::Uint8Array>();
+          if (va.ElementLength() != ids.size()) throw sable::Error("invalid_argument", "column validity has the wrong length");
+          b.valid = va.Data();
+        }
+        columns.push_back(std::move(b));
+      }
+    }
+    seg->append(ids.data(), vectors.Data(), ids.size(), columns);
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value segment_remove(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> ids = ids_arg(info, 1);
+    return Napi::Number::New(info.Env(), double(seg->remove(ids.data(), ids.size())));
+  });
+}
+
+Napi::Value segment_contains(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> ids = ids_arg(info, 1);
+    std::vector<uint8_t> mask = seg->contains(ids.data(), ids.size());
+    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), mask.size());
+    std::copy(mask.begin(), mask.end(), out.Data());
+    return out;
+  });
+}
+
+Napi::Value segment_seal(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    segment_of(uint32_arg(info, 0, "handle"))->seal();
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value segment_build(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    IndexType type = parse_index_type(string_arg(info, 1, "indexType"));
+    BuildOptions opts;
+    if (info.Length() > 2 && info[2].IsObject()) {
+      Napi::Object o = info[2].As<Napi::Object>();
+      opts.nlist = opt_u32(o, "nlist");
+      opts.m = opt_u32(o, "m");
+      opts.ef_construction = opt_u32(o, "efConstruction");
+      opts.threads = opt_u32(o, "threads");
+    }
+    seg->seal();
+    return queue(new Task(info.Env(), [seg, type, opts] { seg->build(type, opts); },
+                          [](Napi::Env env) { return env.Undefined(); }));
+  });
+}
+
+Napi::Value segment_stats(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    SegmentStats s = segment_of(uint32_arg(info, 0, "handle"))->stats();
+    Napi::Env env = info.Env();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("rows", double(s.rows));
+    o.Set("live", double(s.live));
+    o.Set("memoryBytes", double(s.memory_bytes));
+    o.Set("sealed", s.sealed);
+    o.Set("indexType", index_type_name(s.index_type));
+    o.Set("indexStatus", index_status_name(s.index_status));
+    o.Set("progress", s.progress);
+    o.Set("nlist", s.nlist);
+    o.Set("defaultNprobe", s.default_nprobe);
+    o.Set("defaultBeamWidth", s.default_beam_width);
+    return o;
+  });
+}
+
+Napi::Value segment_live_ids(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto ids = segment_of(uint32_arg(info, 0, "handle"))->live_ids();
+    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = double(ids[i]);
+    return out;
+  });
+}
+
+Napi::Value segment_absorb(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto target = segment_of(uint32_arg(info, 0, "target"));
+    auto source = segment_of(uint32_arg(info, 1, "source"));
+    return queue(new Task(info.Env(), [target, source] { target->append_live_rows_of(*source); },
+                          [](Napi::Env env) { return env.Undefined(); }));
+  });
+}
+
+Napi::Value segment_save(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::string path = string_arg(info, 1, "path");
+    return queue(new Task(info.Env(), [seg, path] { seg->save(path); }, [](Napi::Env env) { return env.Undefined(); }));
+  });
+}
+
+Napi::Value segment_load(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    std::string path = string_arg(info, 0, "path");
+    auto loaded = std::make_shared<std::shared_ptr<Segment>>();
+    return queue(new Task(info.Env(), [loaded, path] { *loaded = Segment::load(path); },
+                          [loaded](Napi::Env env) -> Napi::Value {
+                            return Napi::Number::New(env, register_segment(*loaded));
+                          }));
+  });
+}
+
+Napi::Value search(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto segs = segments_arg(info, 0);
+    Napi::Float32Array query = float32_arg(info, 1, "query");
+    if (!segs.empty() && query.ElementLength() != segs.front()->dim())
+      throw sable::Error("invalid_argument", "query length differs from the dimension");
+    QueryOptions opts = query_options(info[2]);
+    return result_object(info.Env(), search_segments(segs, query.Data(), opts));
+  });
+}
+
+Napi::Value search_batch(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto segs = segments_arg(info, 0);
+    Napi::Float32Array queries = float32_arg(info, 1, "queries");
+    size_t dim = segs.empty() ? 1 : segs.front()->dim();
+    if (queries.ElementLength() % dim) throw sable::Error("invalid_argument", "queries length is not a multiple of the dimension");
+    size_t nq = queries.ElementLength() / dim;
+    QueryOptions opts = query_options(info[2]);
+    unsigned threads = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() : 1;
+    const float* data = queries.Data();
+    auto results = std::make_shared<std::vector<SearchResult>>();
+    return queue(new Task(
+        info.Env(), [segs, data, nq, opts, threads, results] { *results = search_batch(segs, data, nq, opts, threads); },
+        [results](Napi::Env env) -> Napi::Value {
+          Napi::Array out = Napi::Array::New(env, results->size());
+          for (size_t i = 0; i < results->size(); ++i) out.Set(uint32_t(i), result_object(env, (*results)[i]));
+          return out;
+        },
+        {queries}));
+  });
+}
+
+}  // namespace
+
+void register_segments(Napi::Env env, Napi::Object exports) {
+  set(env, exports, "segmentCreate", segment_create);
+  set(env, exports, "segmentRelease", segment_release);
+  set(env, exports, "segmentAppend", segment_append);
+  set(env, exports, "segmentRemove", segment_remove);
+  set(env, exports, "segmentContains", segment_contains);
+  set(env, exports, "segmentSeal", segment_seal);
+  set(env, exports, "segmentBuild", segment_build);
+  set(env, exports, "segmentStats", segment_stats);
+  set(env, exports, "segmentLiveIds", segment_live_ids);
+  set(env, exports, "segmentAbsorb", segment_absorb);
+  set(env, exports, "segmentSave", segment_save);
+  set(env, exports, "segmentLoad", segment_load);
+  set(env, exports, "search", search);
+  set(env, exports, "searchBatch", search_batch);
+}
+
+}  // namespace sable::binding

@@ -1,0 +1,68 @@
+// The one interface every index type implements. An index covers rows [0, n) of an immutable
+// VectorStore (a sealed segment); the store outlives it. Per-query knobs travel in SearchParams,
+// never on the shared index, so one index serves concurrent searches from many threads.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "../bitset.h"
+#include "../common.h"
+#include "../topk.h"
+#include "../vector_store.h"
+
+namespace sable {
+
+class Reader;
+class Writer;
+
+struct BuildOptions {
+  uint32_t nlist = 0;            // ivf/sable lists; 0: about 4 * sqrt(n)
+  uint32_t m = 0;                // hnsw links per node; 0: 16
+  uint32_t ef_construction = 0;  // hnsw build beam; 0: 200
+  uint32_t threads = 0;          // 0: hardware concurrency
+  uint64_t seed = 42;
+};
+
+struct SearchParams {
+  uint32_t k = 10;
+  uint32_t nprobe = 0;        // ivf/sable lists to scan; 0: the index default
+  uint32_t beam_width = 0;    // hnsw ef (and sable's centroid beam); 0: the index default
+  uint32_t rerank_depth = 0;  // ivf/sable candidates re-scored exactly; 0: the index default
+  const Bitset* allow = nullptr;  // rows that may be returned; null: every row
+};
+
+struct SearchStats {
+  uint64_t candidates_scored = 0;  // distance evaluations (coarse, code and exact)
+  uint32_t nprobe = 0;             // lists scanned (ivf/sable)
+  uint32_t beam_width = 0;         // beam used (hnsw)
+};
+
+class VectorIndex {
+ public:
+  virtual ~VectorIndex() = default;
+  virtual IndexType type() const = 0;
+  // Builds over every row of `store`. `progress` goes 0..100. May use opts.threads threads.
+  virtual void build(const VectorStore& store, const BuildOptions& opts, std::atomic<uint32_t>& progress) = 0;
+  // `query` is prepared (store.prepare_query). Pushes (internal distance, row) of the nearest
+  // allowed rows into `out` (out.k() of them when that many are allowed and reachable).
+  // Thread-safe: const, no shared mutable state.
+  virtual void search(const VectorStore& store, const float* query, const SearchParams& p, TopK& out,
+                      SearchStats& stats) const = 0;
+  virtual void save(Writer& w) const = 0;
+  // Restores what save wrote; `store` is the segment's store, already loaded.
+  virtual void load(Reader& r, const VectorStore& store) = 0;
+  virtual size_t memory_bytes() const = 0;
+  // Defaults of the per-query knobs, for receipts and the SLA tuner (0 where not applicable).
+  virtual uint32_t default_nprobe() const { return 0; }
+  virtual uint32_t nlist() const { return 0; }
+  virtual uint32_t default_beam_width() const { return 0; }
+};
+
+std::unique_ptr<VectorIndex> make_index(IndexType type);
+
+// Exact scan of the allowed rows (every row when p.allow is null): the flat index, the growing
+// partition and the planner's exact strategy all use it.
+void exact_scan(const VectorStore& store, const float* query, const Bitset* allow, TopK& out, SearchStats& stats);
+
+}  // namespace sable

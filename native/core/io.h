@@ -1,0 +1,87 @@
+// Binary snapshot files: a magic number, a format version, a body, and a trailing checksum of
+// the body, so a truncated or foreign file is reported as corrupt and never trusted.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "common.h"
+
+namespace sable {
+
+constexpr uint64_t kSnapshotMagic = 0x31474553454C4241ull;  // "ABLESEG1" little-endian tag
+constexpr uint32_t kSnapshotVersion = 1;
+
+// Writes to `path + ".tmp"`, fsyncs, then renames over `path` on commit(): readers never see a
+// half-written snapshot.
+class Writer {
+ public:
+  explicit Writer(const std::string& path);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void bytes(const void* p, size_t n);
+  void u8(uint8_t v) { bytes(&v, 1); }
+  void u32(uint32_t v) { bytes(&v, 4); }
+  void u64(uint64_t v) { bytes(&v, 8); }
+  void f32(float v) { bytes(&v, 4); }
+  void str(const std::string& s) {
+    u64(s.size());
+    bytes(s.data(), s.size());
+  }
+  template <class T>
+  void vec(const std::vector<T>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    u64(v.size());
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* f_ = nullptr;
+  // The checksum runs over 8-byte words of the whole body, so bytes written in pieces are carried
+  // here until a word is complete: the reader hashes the body in one piece and must agree.
+  uint64_t hash_;
+  uint8_t carry_[8];
+  size_t carried_ = 0;
+  bool committed_ = false;
+};
+
+class Reader {
+ public:
+  // Reads the whole file, checks magic, version and checksum; throws Error("snapshot_corrupt").
+  explicit Reader(const std::string& path);
+
+  void bytes(void* p, size_t n);
+  uint8_t u8() { uint8_t v; bytes(&v, 1); return v; }
+  uint32_t u32() { uint32_t v; bytes(&v, 4); return v; }
+  uint64_t u64() { uint64_t v; bytes(&v, 8); return v; }
+  float f32() { float v; bytes(&v, 4); return v; }
+  std::string str() {
+    std::string s(checked_count(u64(), 1), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  }
+  template <class T>
+  std::vector<T> vec() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> v(checked_count(u64(), sizeof(T)));
+    bytes(v.data(), v.size() * sizeof(T));
+    return v;
+  }
+  bool at_end() const { return pos_ == end_; }
+
+ private:
+  size_t checked_count(uint64_t n, size_t elem);
+  std::vector<uint8_t> data_;
+  size_t pos_ = 0, end_ = 0;
+};
+
+// Checksum of a byte range, continuing from `seed`.
+uint64_t checksum(const void* p, size_t n, uint64_t seed);
+
+}  // namespace sable

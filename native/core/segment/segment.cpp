@@ -1,0 +1,267 @@
+#include "segment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "../io.h"
+
+namespace sable {
+
+const char* index_status_name(IndexStatus s) {
+  switch (s) {
+    case IndexStatus::None: return "none";
+    case IndexStatus::Building: return "building";
+    case IndexStatus::Ready: return "ready";
+  }
+  return "none";
+}
+
+void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
+  std::unique_lock lock(mu_);
+  if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
+  size_t before = ids_.size();
+  for (size_t i = 0; i < n; ++i)
+    if (row_of_.count(ids[i])) throw Error("invalid_argument", "id " + std::to_string(ids[i]) + " is already live in this segment");
+  columns_.append(columns, before, n);
+  store_.append(vectors, n);
+  ids_.insert(ids_.end(), ids, ids + n);
+  for (size_t i = 0; i < n; ++i) row_of_[ids[i]] = uint32_t(before + i);
+  tombstones_.resize(before + n, false);
+  live_.resize(before + n, true);
+}
+
+size_t Segment::remove(const int64_t* ids, size_t n) {
+  std::unique_lock lock(mu_);
+  size_t removed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    auto it = row_of_.find(ids[i]);
+    if (it == row_of_.end()) continue;
+    tombstones_.set(it->second);
+    live_.reset(it->second);
+    row_of_.erase(it);
+    ++tombstone_count_;
+    ++removed;
+  }
+  return removed;
+}
+
+std::vector<uint8_t> Segment::contains(const int64_t* ids, size_t n) const {
+  std::shared_lock lock(mu_);
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = row_of_.count(ids[i]) ? 1 : 0;
+  return out;
+}
+
+void Segment::seal() {
+  std::unique_lock lock(mu_);
+  sealed_ = true;
+}
+
+void Segment::build(IndexType type, const BuildOptions& opts) {
+  {
+    std::unique_lock lock(mu_);
+    if (index_status_ == IndexStatus::Building) throw Error("index_building", "an index build is already running on this segment");
+    sealed_ = true;
+    index_status_ = IndexStatus::Building;
+    progress_ = 0;
+  }
+  try {
+    // The store is immutable once sealed, so the build reads it without the lock.
+    std::unique_ptr<VectorIndex> index = make_index(type);
+    index->build(store_, opts, progress_);
+    std::unique_lock lock(mu_);
+    index_ = std::move(index);
+    index_type_ = type;
+    index_status_ = IndexStatus::Ready;
+    progress_ = 100;
+  } catch (...) {
+    index_status_ = index_ ? IndexStatus::Ready : IndexStatus::None;
+    throw;
+  }
+}
+
+void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const {
+  std::shared_lock lock(mu_);
+  std::vector<float> prepared(store_.dim());
+  store_.prepare_query(query, prepared.data());
+  search_locked(prepared.data(), q, out, receipt);
+}
+
+void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<int64_t>& out,
+                            SegmentReceipt& receipt) const {
+  size_t rows = ids_.size();
+  receipt.rows = rows;
+  if (rows == 0 || q.k == 0) return;
+
+  Bitset filtered;
+  const Bitset* allow = tombstone_count_ ? &live_ : nullptr;
+  size_t matches = rows - tombstone_count_;
+  if (!q.predicates.empty()) {
+    filtered = columns_.evaluate(q.predicates, rows);
+    if (tombstone_count_) filtered.and_not(tombstones_);
+    allow = &filtered;
+    matches = filtered.count();
+  }
+  receipt.matches = matches;
+  if (matches == 0) return;
+
+  TopK local(q.k);
+  SearchStats stats;
+  double selectivity = double(matches) / double(rows);
+  // Exact when there is no index, when asked, or when the filter is selective enough that scoring
+  // the matches costs less than a traversal that would mostly meet rejected rows.
+  bool exact = q.exact || index_status_ != IndexStatus::Ready || !index_ || index_type_ == IndexType::Flat ||
+               selectivity < 0.02 || matches <= std::max<size_t>(size_t(q.k) * 4, 1024);
+  if (exact) {
+    exact_scan(store_, query, allow, local, stats);
+    receipt.strategy = "exact";
+  } else {
+    SearchParams p;
+    p.k = q.k;
+    p.allow = allow;
+    p.rerank_depth = q.rerank_depth;
+    uint32_t nlist = index_->nlist();
+    uint32_t nprobe = q.nprobe ? q.nprobe : index_->default_nprobe();
+    uint32_t beam = q.beam_width ? q.beam_width : index_->default_beam_width();
+    // A filter passes about `selectivity` of what the traversal meets: widen in proportion so the
+    // number of surviving candidates stays what the unfiltered knobs would give.
+    if (selectivity < 0.999) {
+      nprobe = uint32_t(std::ceil(nprobe / selectivity));
+      beam = uint32_t(std::ceil(beam / selectivity));
+    }
+    size_t want = std::min<size_t>(q.k, matches);
+    receipt.strategy = "index";
+    for (int attempt = 0;; ++attempt) {
+      p.nprobe = nlist ? std::min(nprobe, nlist) : nprobe;
+      p.beam_width = beam;
+      TopK attempt_out(q.k);
+      index_->search(store_, query, p, attempt_out, stats);
+      if (attempt_out.size() >= want) {
+        local = std::move(attempt_out);
+        break;
+      }
+      if (attempt == 2) {
+        // The traversal cannot reach enough matches: score them all, never return fewer than k.
+        exact_scan(store_, query, allow, local, stats);
+        receipt.strategy = "exact";
+        break;
+      }
+      nprobe *= 4;
+      beam *= 4;
+      receipt.strategy = "widened";
+    }
+    receipt.nprobe = p.nprobe;
+    receipt.beam_width = p.beam_width;
+  }
+  receipt.candidates_scored = stats.candidates_scored;
+  for (const auto& e : local.take_sorted()) out.push(e.distance, ids_[e.label]);
+}
+
+SegmentStats Segment::stats() const {
+  std::shared_lock lock(mu_);
+  SegmentStats s;
+  s.rows = ids_.size();
+  s.live = ids_.size() - tombstone_count_;
+  s.sealed = sealed_;
+  s.index_type = index_type_;
+  s.index_status = index_status_;
+  s.progress = progress_;
+  s.memory_bytes = store_.memory_bytes() + ids_.capacity() * 8 + row_of_.size() * 24 + columns_.memory_bytes() +
+                   tombstones_.words().capacity() * 16 + (index_ ? index_->memory_bytes() : 0);
+  if (index_) {
+    s.nlist = index_->nlist();
+    s.default_nprobe = index_->default_nprobe();
+    s.default_beam_width = index_->default_beam_width();
+  }
+  return s;
+}
+
+std::vector<int64_t> Segment::live_ids() const {
+  std::shared_lock lock(mu_);
+  std::vector<int64_t> out;
+  out.reserve(ids_.size() - tombstone_count_);
+  for (size_t r = 0; r < ids_.size(); ++r)
+    if (!tombstones_.test(r)) out.push_back(ids_[r]);
+  return out;
+}
+
+void Segment::append_live_rows_of(const Segment& src) {
+  std::shared_lock src_lock(src.mu_);
+  std::unique_lock lock(mu_);
+  if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
+  if (src.store_.dim() != store_.dim() || src.store_.metric() != store_.metric())
+    throw Error("invalid_argument", "segments of different shapes cannot be merged");
+  size_t before = ids_.size();
+  for (const auto& [name, col] : src.columns_.all()) {
+    auto [it, created] = columns_.all().try_emplace(name, col.type());
+    if (created) it->second.append_nulls(before);
+    if (it->second.type() != col.type()) throw Error("invalid_argument", "column '" + name + "' differs in type");
+  }
+  size_t added = 0;
+  for (size_t r = 0; r < src.ids_.size(); ++r) {
+    if (src.tombstones_.test(r) || row_of_.count(src.ids_[r])) continue;
+    store_.append(src.store_.row(uint32_t(r)), 1);
+    row_of_[src.ids_[r]] = uint32_t(ids_.size());
+    ids_.push_back(src.ids_[r]);
+    for (auto& [name, col] : columns_.all()) {
+      auto it = src.columns_.all().find(name);
+      if (it == src.columns_.all().end()) col.append_nulls(1);
+      else col.append_row(it->second, uint32_t(r));
+    }
+    ++added;
+  }
+  tombstones_.resize(before + added, false);
+  live_.resize(before + added, true);
+}
+
+void Segment::save(const std::string& path) const {
+  std::shared_lock lock(mu_);
+  Writer w(path);
+  w.u64(store_.dim());
+  w.u8(uint8_t(store_.metric()));
+  w.vec(ids_);
+  w.u64(ids_.size() * store_.dim());
+  w.bytes(store_.data(), ids_.size() * store_.dim() * sizeof(float));
+  columns_.save(w);
+  bool indexed = index_ && index_status_ == IndexStatus::Ready;
+  w.u8(indexed ? 1 : 0);
+  if (indexed) {
+    w.u8(uint8_t(index_type_));
+    index_->save(w);
+  }
+  w.commit();
+}
+
+std::shared_ptr<Segment> Segment::load(const std::string& path) {
+  Reader r(path);
+  size_t dim = r.u64();
+  uint8_t metric = r.u8();
+  if (dim == 0 || dim > 65536 || metric > uint8_t(Metric::Cosine)) throw Error("snapshot_corrupt", "snapshot header is invalid");
+  auto seg = std::make_shared<Segment>(dim, Metric(metric));
+  seg->ids_ = r.vec<int64_t>();
+  std::vector<float> data = r.vec<float>();
+  size_t rows = seg->ids_.size();
+  if (data.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
+  seg->store_.assign(std::move(data));
+  seg->columns_.load(r, rows);
+  for (size_t i = 0; i < rows; ++i) seg->row_of_[seg->ids_[i]] = uint32_t(i);
+  if (seg->row_of_.size() != rows) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
+  seg->tombstones_.resize(rows, false);
+  seg->live_.resize(rows, true);
+  seg->sealed_ = true;
+  if (r.u8()) {
+    uint8_t t = r.u8();
+    if (t > uint8_t(IndexType::Sable)) throw Error("snapshot_corrupt", "snapshot names an unknown index type");
+    auto index = make_index(IndexType(t));
+    index->load(r, seg->store_);
+    seg->index_ = std::move(index);
+    seg->index_type_ = IndexType(t);
+    seg->index_status_ = IndexStatus::Ready;
+    seg->progress_ = 100;
+  }
+  if (!r.at_end()) throw Error("snapshot_corrupt", "snapshot has trailing bytes");
+  return seg;
+}
+
+}  // namespace sable

@@ -1,0 +1,93 @@
+// A segment is one partition of a dataset: its vectors, external ids, metadata columns,
+// tombstones and (once sealed) its index. A growing segment takes appends and is searched
+// exactly; a sealed one is immutable but for tombstones, and is indexed in the background while
+// it stays searchable. Readers take a shared lock, writers an exclusive one; an index build runs
+// outside the lock and is swapped in when done.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../columns/column.h"
+#include "../index/index.h"
+#include "../vector_store.h"
+
+namespace sable {
+
+enum class IndexStatus : uint8_t { None = 0, Building = 1, Ready = 2 };
+const char* index_status_name(IndexStatus s);
+
+struct SegmentStats {
+  size_t rows = 0, live = 0, memory_bytes = 0;
+  bool sealed = false;
+  IndexType index_type = IndexType::Flat;
+  IndexStatus index_status = IndexStatus::None;
+  uint32_t progress = 0, nlist = 0, default_nprobe = 0, default_beam_width = 0;
+};
+
+// What a segment did for one query, for the search receipt.
+struct SegmentReceipt {
+  const char* strategy = "none";  // "exact", "index", "widened", "none" (nothing matched)
+  size_t rows = 0, matches = 0;
+  uint64_t candidates_scored = 0;
+  uint32_t nprobe = 0, beam_width = 0;
+};
+
+struct QueryOptions {
+  uint32_t k = 10;
+  uint32_t nprobe = 0, beam_width = 0, rerank_depth = 0;  // 0: index defaults
+  bool exact = false;                                      // force the exact strategy
+  std::vector<Predicate> predicates;
+};
+
+class Segment {
+ public:
+  Segment(size_t dim, Metric metric) : store_(dim, metric) {}
+
+  size_t dim() const { return store_.dim(); }
+  Metric metric() const { return store_.metric(); }
+
+  // Growing segments only. Ids must not be live in this segment (remove them first).
+  void append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns);
+  // Tombstones the live rows holding these ids; returns how many were live.
+  size_t remove(const int64_t* ids, size_t n);
+  // 1 for each id live in this segment, else 0.
+  std::vector<uint8_t> contains(const int64_t* ids, size_t n) const;
+  // Seals the segment (no more appends) and builds its index; blocks the caller, not readers.
+  void build(IndexType type, const BuildOptions& opts);
+  void seal();
+
+  // Searches one prepared-by-caller raw query; pushes (internal distance, external id).
+  void search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
+
+  SegmentStats stats() const;
+  std::vector<int64_t> live_ids() const;
+  // Copies the live rows of `sources` into this (growing) segment: compaction.
+  void append_live_rows_of(const Segment& source);
+
+  // Snapshot of vectors, ids, columns and the index (not tombstones: the engine keeps those).
+  void save(const std::string& path) const;
+  static std::shared_ptr<Segment> load(const std::string& path);
+
+ private:
+  void search_locked(const float* prepared, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
+
+  mutable std::shared_mutex mu_;
+  VectorStore store_;
+  std::vector<int64_t> ids_;
+  std::unordered_map<int64_t, uint32_t> row_of_;
+  Bitset tombstones_;
+  Bitset live_;  // complement of tombstones_, kept so an unfiltered search needs no copy
+  size_t tombstone_count_ = 0;
+  Columns columns_;
+  bool sealed_ = false;
+  IndexType index_type_ = IndexType::Flat;
+  std::atomic<IndexStatus> index_status_{IndexStatus::None};
+  std::atomic<uint32_t> progress_{0};
+  std::shared_ptr<const VectorIndex> index_;
+};
+
+}  // namespace sable

@@ -1,0 +1,122 @@
+import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../dist/engine/index.js';
+import { clustered, row } from './support/data.js';
+
+const DIM = 24;
+const dirs: string[] = [];
+function freshDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sable-test-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const POLICY = { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 };
+
+async function fill(dir: string) {
+  const engine = await Engine.open({ path: dir });
+  const ds = await engine.createDataset({ name: 'docs', dim: DIM, metric: 'cosine', promotion: POLICY });
+  const data = clustered(3500, DIM, 3);
+  const ids = Array.from({ length: 3500 }, (_, i) => i);
+  const meta = ids.map((i) => ({ n: i, tag: i % 2 ? 'odd' : 'even' }));
+  // Batches of the promotion size: each fills the growing partition, which is then sealed.
+  for (let start = 0; start < 3500; start += 1000) {
+    const end = Math.min(3500, start + 1000);
+    await ds.upsert(ids.slice(start, end), data.subarray(start * DIM, end * DIM), meta.slice(start, end));
+  }
+  await ds.flush();
+  await ds.delete([0, 1, 2]);
+  await ds.upsert([10], row(data, DIM, 20), [{ n: -10, tag: 'moved' }]);
+  await ds.upsert([5000, 5001], data.subarray(0, 2 * DIM));
+  return { engine, ds, data };
+}
+
+describe('persistence', () => {
+  it('reopens from snapshots without rebuilding, with deletes, replacements and growing rows', async () => {
+    const dir = freshDir();
+    const { engine, data } = await fill(dir);
+    const before = engine.getDataset('docs')!.stats();
+    expect(before.vector_count).toBe(3499);
+    await engine.close();
+
+    const again = await Engine.open({ path: dir });
+    const ds = again.getDataset('docs')!;
+    expect(ds.rebuiltSnapshots).toBe(0);
+    expect(ds.stats().vector_count).toBe(3499);
+    expect(ds.stats().index_status).toBe('ready');
+    expect(ds.getMetadata(0)).toBeUndefined();
+    expect(ds.getMetadata(10)).toEqual({ n: -10, tag: 'moved' });
+    expect(ds.getMetadata(5000)).toEqual({});
+    const hits = await ds.search(row(data, DIM, 20), { topK: 2 });
+    expect(hits.map((h) => h.id).sort()).toEqual([10, 20]);
+    expect((await ds.search(row(data, DIM, 1), { topK: 3 })).map((h) => h.id)).not.toContain(1);
+    const tagged = await ds.search(row(data, DIM, 0), { topK: 5, filters: { tag: 'moved' } });
+    expect(tagged.map((h) => h.id)).toEqual([10]);
+    await again.close();
+  });
+
+  it('rebuilds a corrupt or missing snapshot from LMDB', async () => {
+    const dir = freshDir();
+    const { engine, data } = await fill(dir);
+    await engine.close();
+    const segs = readdirSync(join(dir, 'segments')).filter((f) => f.endsWith('.seg'));
+    expect(segs.length).toBeGreaterThanOrEqual(3);
+    truncateSync(join(dir, 'segments', segs[0]), 100);
+    writeFileSync(join(dir, 'segments', segs[1]), 'not a snapshot at all, just some bytes that are long enough');
+    rmSync(join(dir, 'segments', segs[2]));
+
+    const again = await Engine.open({ path: dir });
+    const ds = again.getDataset('docs')!;
+    expect(ds.rebuiltSnapshots).toBe(3);
+    expect(ds.stats().vector_count).toBe(3499);
+    for (const probe of [100, 1500, 3400]) {
+      const hits = await ds.search(row(data, DIM, probe), { topK: 1 });
+      expect(hits[0].id).toBe(probe);
+    }
+    await again.close();
+    // Rebuilt snapshots were written back: the next open loads them.
+    const third = await Engine.open({ path: dir });
+    expect(third.getDataset('docs')!.rebuiltSnapshots).toBe(0);
+    await third.close();
+  });
+
+  it('drops a dataset with its vectors and snapshot files', async () => {
+    const dir = freshDir();
+    const { engine } = await fill(dir);
+    expect(readdirSync(join(dir, 'segments')).length).toBeGreaterThan(0);
+    expect(await engine.dropDataset('docs')).toBe(true);
+    expect(engine.getDataset('docs')).toBeUndefined();
+    expect(readdirSync(join(dir, 'segments')).filter((f) => f.endsWith('.seg'))).toEqual([]);
+    await engine.close();
+    const again = await Engine.open({ path: dir });
+    expect(again.listDatasets()).toEqual([]);
+    const ds = await again.createDataset({ name: 'docs', dim: DIM });
+    expect(ds.stats().vector_count).toBe(0);
+    await again.close();
+  });
+
+  it('compaction merges partitions and drops tombstones, durably', async () => {
+    const dir = freshDir();
+    const { engine, data } = await fill(dir);
+    const ds = engine.getDataset('docs')!;
+    await ds.flush();
+    const partitionsBefore = ds.stats().partitions;
+    expect(partitionsBefore).toBeGreaterThan(2);
+    const { merged } = await ds.compact();
+    expect(merged).toBeGreaterThanOrEqual(2);
+    const after = ds.stats();
+    expect(after.partitions).toBeLessThan(partitionsBefore);
+    expect(after.deleted_count).toBe(0);
+    expect(after.vector_count).toBe(3499);
+    await engine.close();
+    const again = await Engine.open({ path: dir });
+    const reopened = again.getDataset('docs')!;
+    expect(reopened.rebuiltSnapshots).toBe(0);
+    expect(reopened.stats().vector_count).toBe(3499);
+    expect((await reopened.search(row(data, DIM, 2000), { topK: 1 }))[0].id).toBe(2000);
+    await again.close();
+  });
+});

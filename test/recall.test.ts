@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../dist/engine/index.js';
+import { clustered, exactTopK, recall, row, type Metric } from './support/data.js';
+
+const N = 6000;
+const DIM = 48;
+const NQ = 60;
+
+describe('recall of every index type against the exact oracle', async () => {
+  const engine = await Engine.open({});
+  afterAll(() => engine.close());
+  const data = clustered(N + NQ, DIM, 11);
+  const base = data.subarray(0, N * DIM);
+  const queries = data.subarray(N * DIM);
+  const ids = Array.from({ length: N }, (_, i) => i);
+
+  for (const metric of ['cosine', 'l2', 'ip'] as Metric[]) {
+    const truth = Array.from({ length: NQ }, (_, q) => exactTopK(metric, base, DIM, row(queries, DIM, q), 10));
+    for (const indexType of ['flat', 'ivf', 'hnsw', 'sable'] as const) {
+      it(`${indexType} / ${metric}: recall@10 >= 0.95`, async () => {
+        const ds = await engine.createDataset({
+          name: `${indexType}-${metric}`, dim: DIM, metric, indexType,
+          promotion: { max_buffer_vectors: 1_000_000, max_buffer_age_ms: 3_600_000 },
+        });
+        await ds.upsert(ids, base);
+        await ds.flush();
+        const stats = ds.stats();
+        expect(stats.index_status).toBe('ready');
+        expect(stats.vector_count).toBe(N);
+        const results = await ds.searchBatch(queries, { topK: 10, includeMetadata: false });
+        const r = results.reduce((s, hits, q) => s + recall(hits.map((h) => h.id), truth[q]), 0) / NQ;
+        if (indexType === 'flat') expect(r).toBe(1);
+        expect(r).toBeGreaterThanOrEqual(0.95);
+        // Scores ascend and mean what the REST API says.
+        for (const hits of results) for (let i = 1; i < hits.length; i++) expect(hits[i].score).toBeGreaterThanOrEqual(hits[i - 1].score);
+        const { receipt } = await ds.searchDetailed(row(queries, DIM, 0), { topK: 10 });
+        expect(receipt.strategy).toBe(indexType === 'flat' ? 'exact' : 'index');
+        expect(receipt.isa).toBe(engine.isa);
+        expect(receipt.candidates_scored).toBeGreaterThan(0);
+        if (indexType !== 'flat') expect(receipt.candidates_scored).toBeLessThan(N);
+        await engine.dropDataset(ds.name);
+      });
+    }
+  }
+
+  it('cosine scores: identical vector 0, orthogonal about 1', async () => {
+    const ds = await engine.createDataset({ name: 'cos-meaning', dim: 2, metric: 'cosine' });
+    await ds.upsert([1, 2], Float32Array.of(1, 0, 0, 3));
+    const hits = await ds.search(Float32Array.of(2, 0), { topK: 2 });
+    expect(hits[0]).toMatchObject({ id: 1 });
+    expect(hits[0].score).toBeCloseTo(0, 6);
+    expect(hits[1].score).toBeCloseTo(1, 6);
+  });
+});

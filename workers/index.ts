@@ -1,0 +1,1 @@
+export { SearchPool, mergeResults, type SearchPoolOptions } from './search-pool.js';

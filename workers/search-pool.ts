@@ -1,0 +1,79 @@
+/**
+ * A piscina pool that answers searches on worker threads, so the HTTP thread never blocks. A
+ * dataset with several partitions is searched as shards in parallel and the shards' top-k merged.
+ */
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Piscina } from 'piscina';
+import type { Dataset, Hit, Receipt, SearchOptions } from '../engine/index.js';
+import type { NativeResult } from '../engine/native.js';
+import type { SearchTask } from './search-worker.js';
+
+export interface SearchPoolOptions {
+  threads?: number;
+  /** Partitions per shard; a search over more partitions fans out. */
+  partitionsPerShard?: number;
+}
+
+export class SearchPool {
+  private readonly pool: Piscina<SearchTask, NativeResult>;
+  private readonly partitionsPerShard: number;
+
+  constructor(opts: SearchPoolOptions = {}) {
+    const threads = opts.threads ?? Math.max(1, availableParallelism());
+    this.partitionsPerShard = opts.partitionsPerShard ?? 4;
+    this.pool = new Piscina({
+      filename: new URL('./search-worker.js', import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    });
+  }
+
+  get threads(): number {
+    return this.pool.threads.length;
+  }
+
+  async search(ds: Dataset, query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
+    const plan = ds.plan(opts);
+    if (query.length !== ds.dim) throw new RangeError(`the query has ${query.length} values; the dimension is ${ds.dim}`);
+    const t0 = performance.now();
+    const shards: number[][] = [];
+    for (let i = 0; i < plan.handles.length; i += this.partitionsPerShard) {
+      shards.push(plan.handles.slice(i, i + this.partitionsPerShard));
+    }
+    const results = await Promise.all(
+      shards.map((handles) => this.pool.run({ handles, query, options: plan.options })),
+    );
+    const merged = mergeResults(results, plan.options.k);
+    const elapsed = Math.round((performance.now() - t0) * 1000);
+    ds.recordLatency(elapsed);
+    return { hits: ds.hits(merged, opts.includeMetadata ?? true), receipt: { ...merged.receipt, elapsed_us: elapsed } };
+  }
+
+  close(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
+
+/** The k best of several shard results, and one receipt covering them all. */
+export function mergeResults(results: NativeResult[], k: number): NativeResult {
+  if (results.length === 1) return results[0];
+  const all: { id: number; score: number }[] = [];
+  for (const r of results) for (let i = 0; i < r.ids.length; i++) all.push({ id: r.ids[i], score: r.scores[i] });
+  all.sort((a, b) => a.score - b.score || a.id - b.id);
+  const top = all.slice(0, k);
+  const partitions = results.flatMap((r) => r.receipt.partitions);
+  const strategies = new Set(results.map((r) => r.receipt.strategy).filter((s) => s !== 'none'));
+  return {
+    ids: Float64Array.from(top, (h) => h.id),
+    scores: Float32Array.from(top, (h) => h.score),
+    receipt: {
+      strategy: strategies.size === 0 ? 'none' : strategies.size === 1 ? [...strategies][0] : 'mixed',
+      candidates_scored: results.reduce((s, r) => s + r.receipt.candidates_scored, 0),
+      partitions_searched: results.reduce((s, r) => s + r.receipt.partitions_searched, 0),
+      isa: results[0].receipt.isa,
+      partitions,
+    },
+  };
+}

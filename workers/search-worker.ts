@@ -1,0 +1,15 @@
+/**
+ * Runs on a pool thread: one native search over segment handles. The addon's segments live once
+ * in process memory, so the worker reaches the same indexes as the main thread without a copy.
+ */
+import { native, type NativeQueryOptions, type NativeResult } from '../engine/native.js';
+
+export interface SearchTask {
+  handles: number[];
+  query: Float32Array;
+  options: NativeQueryOptions;
+}
+
+export default function search(task: SearchTask): NativeResult {
+  return native.search(task.handles, task.query, task.options);
+}
