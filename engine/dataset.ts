@@ -98,7 +98,7 @@ export class Dataset {
   // ---------------------------------------------------------------- writes
 
   /** Inserts or replaces vectors; resolves once they are durable and searchable. */
-  upsert(ids: number[], vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
+  async upsert(ids: number[], vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
     this.checkOpen();
     if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
     if (!(vectors instanceof Float32Array)) throw invalid('vectors must be a Float32Array');
@@ -119,7 +119,7 @@ export class Dataset {
   }
 
   /** Deletes vectors by id; resolves with how many existed. */
-  delete(ids: number[]): Promise<number> {
+  async delete(ids: number[]): Promise<number> {
     this.checkOpen();
     if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
     for (const id of ids) if (!Number.isSafeInteger(id)) throw invalid(`id ${String(id)} is not a safe integer`);

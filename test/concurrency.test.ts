@@ -1,0 +1,79 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Engine } from '../dist/engine/index.js';
+import { SearchPool } from '../dist/workers/index.js';
+import { clustered, row } from './support/data.js';
+
+const DIM = 32;
+
+describe('concurrency', async () => {
+  const engine = await Engine.open({});
+  const pool = new SearchPool({ threads: 2, partitionsPerShard: 1 });
+  afterAll(async () => {
+    await pool.close();
+    await engine.close();
+  });
+
+  it('worker threads search the one in-memory index, shards merged, same answers as in-thread', async () => {
+    const ds = await engine.createDataset({
+      name: 'pool', dim: DIM, metric: 'l2', indexType: 'hnsw',
+      promotion: { max_buffer_vectors: 1500, max_buffer_age_ms: 3_600_000 },
+    });
+    const data = clustered(6000, DIM, 21);
+    for (let s = 0; s < 6000; s += 1500) {
+      await ds.upsert(Array.from({ length: 1500 }, (_, i) => s + i), data.subarray(s * DIM, (s + 1500) * DIM),
+        Array.from({ length: 1500 }, (_, i) => ({ n: s + i })));
+    }
+    await ds.flush();
+    expect(ds.stats().partitions).toBe(4);
+    for (let q = 0; q < 20; q++) {
+      const query = row(data, DIM, q * 97);
+      const local = await ds.search(query, { topK: 10 });
+      const { hits, receipt } = await pool.search(ds, query, { topK: 10 });
+      expect(hits).toEqual(local);
+      expect(hits[0].id).toBe(q * 97);
+      // Four sealed shards searched; the empty growing partition is listed with strategy "none".
+      expect(receipt.partitions.length).toBe(5);
+      expect(receipt.partitions_searched).toBe(4);
+    }
+  });
+
+  it('searches keep answering while upserts, promotions and index builds run', async () => {
+    const ds = await engine.createDataset({
+      name: 'busy', dim: DIM, metric: 'cosine', indexType: 'sable',
+      promotion: { max_buffer_vectors: 2000, max_buffer_age_ms: 3_600_000 },
+    });
+    const total = 16_000;
+    const data = clustered(total, DIM, 33);
+    await ds.upsert(Array.from({ length: 500 }, (_, i) => i), data.subarray(0, 500 * DIM));
+    let written = 500;
+    const writer = (async () => {
+      for (let s = 500; s < total; s += 500) {
+        await ds.upsert(Array.from({ length: 500 }, (_, i) => s + i), data.subarray(s * DIM, (s + 500) * DIM));
+        written = s + 500;
+      }
+    })();
+    let searches = 0;
+    let sawBuilding = false;
+    const readers = [0, 1, 2].map(async (r) => {
+      while (written < total) {
+        const id = Math.max(0, written - 1 - r * 7);
+        const viaPool = r % 2 === 0;
+        const q = row(data, DIM, id);
+        const hits = viaPool ? (await pool.search(ds, q, { topK: 5 })).hits : await ds.search(q, { topK: 5 });
+        expect(hits.length).toBe(5);
+        // Acknowledged rows are searchable at once, wherever they are in their lifecycle.
+        expect(hits[0].score).toBeCloseTo(0, 4);
+        if (ds.stats().index_status === 'building') sawBuilding = true;
+        searches++;
+        await new Promise((res) => setImmediate(res));
+      }
+    });
+    await Promise.all([writer, ...readers]);
+    await ds.flush();
+    expect(searches).toBeGreaterThan(50);
+    expect(sawBuilding).toBe(true);
+    expect(ds.stats()).toMatchObject({ vector_count: total, index_status: 'ready' });
+    const batch = await ds.searchBatch(data.subarray(0, 200 * DIM), { topK: 1, threads: 2, includeMetadata: false });
+    expect(batch.filter((h, i) => h[0].id === i).length).toBeGreaterThanOrEqual(198);
+  });
+});
