@@ -40,14 +40,16 @@ export function inferColumnType(value: Scalar): ColumnType | undefined {
   return undefined;
 }
 
-/** The column value of `v` for `type`, or undefined when it does not fit. */
-export function toColumnNumber(type: ColumnType, v: Scalar, dict: Dictionary | undefined): number | undefined {
+/** The column value of `v` for `type`, or undefined when it does not fit. Numeric columns take
+ * numeric-looking strings too: a field declared numeric is compared as a number. */
+export function toColumnNumber(type: ColumnType, raw: Scalar, dict: Dictionary | undefined): number | undefined {
+  const v = typeof raw === 'string' && type !== 'string' && type !== 'bool' && raw.trim() !== '' ? Number(raw) : raw;
   switch (type) {
     case 'string':
-      if (typeof v === 'string') return dict?.get(v);
+      if (typeof raw === 'string') return dict?.get(raw);
       return undefined;
     case 'bool':
-      return typeof v === 'boolean' ? (v ? 1 : 0) : undefined;
+      return typeof raw === 'boolean' ? (raw ? 1 : 0) : undefined;
     case 'u32':
       return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff ? v : undefined;
     case 'i32':

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { columnBatches, Dictionary, type ColumnContext } from './columns.js';
 import { invalid, SableError } from './errors.js';
 import { compileFilters } from './filters.js';
-import { native, type NativeQueryOptions, type NativeResult } from './native.js';
+import { native, type ColumnType, type NativeQueryOptions, type NativeResult } from './native.js';
 import { Partition } from './partition.js';
 import { DEFAULT_SLA, SlaTuner } from './sla.js';
 import {
@@ -271,7 +271,11 @@ export class Dataset {
       this.storage.removeRange(this.storage.members, [this.record.uid, p.pid]);
     });
     p.state = 'sealed';
+    this.builtAt = new Date().toISOString();
   }
+
+  /** When the last index build finished (null before any). */
+  private builtAt: string | null = null;
 
   private async saveSnapshot(p: Partition): Promise<string | undefined> {
     if (!this.storage.durable) return undefined;
@@ -563,6 +567,37 @@ export class Dataset {
     return this.promotionPolicy;
   }
 
+  /** Column types by metadata key: declared ones and those taken from the first value seen. */
+  get columnTypes(): Record<string, ColumnType> {
+    return { ...this.record.columns };
+  }
+
+  /**
+   * Declares column types (a schema change): every partition's columns are rebuilt from the
+   * stored metadata and swapped in at once, so searches see either the old or the new typing.
+   */
+  async setColumnTypes(types: Record<string, ColumnType>): Promise<void> {
+    this.checkOpen();
+    for (const [name, type] of Object.entries(types)) checkColumnType(name, type);
+    await this.exclusive(async () => {
+      Object.assign(this.record.columns, types);
+      const uid = this.record.uid;
+      const newCodes: [string, string, number][] = [];
+      const all = [...this.partitions, ...(this.compaction ? [this.compaction.target] : [])];
+      for (const p of all) {
+        const rowIds = native.segmentRowIds(p.handle);
+        const metas = Array.from(rowIds, (id) => this.storage.meta.get([uid, id]));
+        const columns = columnBatches(this.ctx, metas);
+        newCodes.push(...columns.newCodes);
+        native.segmentReplaceColumns(p.handle, columns.batches, rowIds.length);
+      }
+      await this.storage.write(() => {
+        this.storage.catalog.put(this.name, this.record);
+        for (const [column, value, code] of newCodes) this.storage.dict.put([uid, column, value], code);
+      });
+    });
+  }
+
   get sla(): SlaStatus {
     return this.tuner.status();
   }
@@ -587,6 +622,16 @@ export class Dataset {
       await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
     });
     await this.rebuild();
+  }
+
+  /** Index type and tuning of partitions sealed from now on (existing ones keep theirs). */
+  async setDefaults(defaults: { indexType?: IndexType; tuning?: DatasetRecord['tuning'] }): Promise<void> {
+    if (defaults.indexType) checkIndexType(defaults.indexType);
+    await this.exclusive(async () => {
+      if (defaults.indexType) this.record.indexType = defaults.indexType;
+      if (defaults.tuning) this.record.tuning = { ...this.record.tuning, ...defaults.tuning };
+      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
+    });
   }
 
   /** Rebuilds the index of every sealed partition in the background; resolves when done. */
@@ -632,6 +677,7 @@ export class Dataset {
       growing_vectors: growingRows,
       memory_bytes: memory,
       storage_bytes: vectors * this.dim * 4,
+      built_at: this.builtAt,
     };
   }
 
@@ -697,6 +743,12 @@ export function checkSla(s: SlaConfig): void {
   }
   if (s.max_nprobe_fraction > 100) throw invalid('max_nprobe_fraction is a percentage of nlist (0-100)');
   if (s.min_beam_width > s.max_beam_width) throw invalid('min_beam_width exceeds max_beam_width');
+}
+
+const COLUMN_TYPES = new Set(['u32', 'i32', 'i64', 'f32', 'f64', 'string', 'bool']);
+
+export function checkColumnType(name: string, type: string): asserts type is ColumnType {
+  if (!COLUMN_TYPES.has(type)) throw invalid(`column '${name}' has unknown type '${type}' (expected u32, i32, i64, f32, f64, string or bool)`);
 }
 
 export function checkIndexType(t: string): asserts t is IndexType {

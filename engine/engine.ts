@@ -1,5 +1,5 @@
 /** The embedded engine: a catalog of datasets over one LMDB environment. */
-import { Dataset, checkIndexType, checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset.js';
+import { Dataset, checkColumnType, checkIndexType, checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset.js';
 import { invalid, SableError } from './errors.js';
 import { native, type ColumnType } from './native.js';
 import { DEFAULT_SLA } from './sla.js';
@@ -11,7 +11,6 @@ export interface EngineOptions {
   path?: string;
 }
 
-const COLUMN_TYPES: ColumnType[] = ['u32', 'i32', 'i64', 'f32', 'f64', 'string', 'bool'];
 const NAME = /^[A-Za-z0-9_.\-:]{1,200}$/;
 
 export class Engine {
@@ -54,7 +53,7 @@ export class Engine {
     if (sla) checkSla(sla);
     const columns: Record<string, ColumnType> = {};
     for (const f of opts.schema ?? []) {
-      if (!COLUMN_TYPES.includes(f.type)) throw invalid(`schema field '${f.name}' has unknown type '${f.type}'`);
+      checkColumnType(f.name, f.type);
       columns[f.name] = f.type;
     }
     const uid = this.nextUid();

@@ -105,4 +105,5 @@ export interface DatasetStats {
   growing_vectors: number;
   memory_bytes: number;
   storage_bytes: number;
+  built_at: string | null;
 }

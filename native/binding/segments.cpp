@@ -217,6 +217,34 @@ Napi::Value segment_release(const Napi::CallbackInfo& info) {
   });
 }
 
+// Column batches of `rows` values each; the typed arrays are read in place.
+std::vector<ColumnBatch> columns_arg(const Napi::CallbackInfo& info, size_t i, size_t rows) {
+  std::vector<ColumnBatch> columns;
+  if (info.Length() <= i || !info[i].IsArray()) return columns;
+  Napi::Array arr = info[i].As<Napi::Array>();
+  for (uint32_t j = 0; j < arr.Length(); ++j) {
+    Napi::Object c = arr.Get(j).As<Napi::Object>();
+    ColumnBatch b;
+    b.name = c.Get("name").ToString().Utf8Value();
+    b.type = parse_column_type(c.Get("type").ToString().Utf8Value());
+    Napi::Value values = c.Get("values");
+    if (!values.IsTypedArray()) throw sable::Error("invalid_argument", "column values must be a typed array");
+    Napi::TypedArray ta = values.As<Napi::TypedArray>();
+    if (ta.ElementLength() != rows || ta.ElementSize() != column_type_size(b.type))
+      throw sable::Error("invalid_argument", "column '" + b.name + "' has the wrong length or element type");
+    b.values = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+    b.valid = nullptr;
+    Napi::Value valid = c.Get("valid");
+    if (valid.IsTypedArray()) {
+      Napi::Uint8Array va = valid.As<Napi::Uint8Array>();
+      if (va.ElementLength() != rows) throw sable::Error("invalid_argument", "column validity has the wrong length");
+      b.valid = va.Data();
+    }
+    columns.push_back(std::move(b));
+  }
+  return columns;
+}
+
 Napi::Value segment_append(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
@@ -224,30 +252,7 @@ Napi::Value segment_append(const Napi::CallbackInfo& info) {
     Napi::Float32Array vectors = float32_arg(info, 2, "vectors");
     if (vectors.ElementLength() != ids.size() * seg->dim())
       throw sable::Error("invalid_argument", "vectors must hold ids.length * dim values");
-    std::vector<ColumnBatch> columns;
-    if (info.Length() > 3 && info[3].IsArray()) {
-      Napi::Array arr = info[3].As<Napi::Array>();
-      for (uint32_t i = 0; i < arr.Length(); ++i) {
-        Napi::Object c = arr.Get(i).As<Napi::Object>();
-        ColumnBatch b;
-        b.name = c.Get("name").ToString().Utf8Value();
-        b.type = parse_column_type(c.Get("type").ToString().Utf8Value());
-        Napi::Value values = c.Get("values");
-        if (!values.IsTypedArray()) throw sable::Error("invalid_argument", "column values must be a typed array");
-        Napi::TypedArray ta = values.As<Napi::TypedArray>();
-        if (ta.ElementLength() != ids.size() || ta.ElementSize() != column_type_size(b.type))
-          throw sable::Error("invalid_argument", "column '" + b.name + "' has the wrong length or element type");
-        b.values = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-        b.valid = nullptr;
-        Napi::Value valid = c.Get("valid");
-        if (valid.IsTypedArray()) {
-          Napi::Uint8Array va = valid.As<Napi::Uint8Array>();
-          if (va.ElementLength() != ids.size()) throw sable::Error("invalid_argument", "column validity has the wrong length");
-          b.valid = va.Data();
-        }
-        columns.push_back(std::move(b));
-      }
-    }
+    std::vector<ColumnBatch> columns = columns_arg(info, 3, ids.size());
     seg->append(ids.data(), vectors.Data(), ids.size(), columns);
     return info.Env().Undefined();
   });
@@ -269,6 +274,24 @@ Napi::Value segment_contains(const Napi::CallbackInfo& info) {
     Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), mask.size());
     std::copy(mask.begin(), mask.end(), out.Data());
     return out;
+  });
+}
+
+Napi::Value segment_row_ids(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto ids = segment_of(uint32_arg(info, 0, "handle"))->row_ids();
+    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = double(ids[i]);
+    return out;
+  });
+}
+
+Napi::Value segment_replace_columns(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    uint32_t rows = uint32_arg(info, 2, "rows");
+    seg->replace_columns(columns_arg(info, 1, rows), rows);
+    return info.Env().Undefined();
   });
 }
 
@@ -395,6 +418,8 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentRemove", segment_remove);
   set(env, exports, "segmentContains", segment_contains);
   set(env, exports, "segmentSeal", segment_seal);
+  set(env, exports, "segmentRowIds", segment_row_ids);
+  set(env, exports, "segmentReplaceColumns", segment_replace_columns);
   set(env, exports, "segmentBuild", segment_build);
   set(env, exports, "segmentStats", segment_stats);
   set(env, exports, "segmentLiveIds", segment_live_ids);

@@ -104,6 +104,7 @@ size_t Reader::checked_count(uint64_t n, size_t elem) {
 }
 
 void Reader::bytes(void* p, size_t n) {
+  if (n == 0) return;
   if (n > end_ - pos_) throw Error("snapshot_corrupt", "snapshot ends early");
   std::memcpy(p, data_.data() + pos_, n);
   pos_ += n;

@@ -11,7 +11,9 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <type_traits>
 
 #include "../io.h"
 #include "../kernels/kernels.h"
@@ -25,7 +27,7 @@ constexpr uint32_t kSaveVersion = 1;
 constexpr uint32_t kMaxLevel = 63;
 constexpr uint32_t kMaxRows = 0x7FFFFFFFu;  // the top bit of an id marks "expanded" in the pool
 constexpr uint32_t kExpanded = 0x80000000u;
-constexpr uint32_t kPrefetchAhead = 3;      // rows prefetched ahead of the distance loop
+constexpr uint32_t kPrefetchAhead = 4;      // rows prefetched ahead of the distance loop
 constexpr size_t kPrefetchMaxBytes = 1024;  // per row; the hardware streams the rest
 
 [[noreturn]] void corrupt(const std::string& what) { throw Error("snapshot_corrupt", "hnsw snapshot: " + what); }
@@ -108,14 +110,27 @@ struct Pool {
     cap = capacity;
     size = cur = 0;
   }
-  // False when the pool is full and d does not beat its worst entry.
-  bool insert(float d, uint32_t id) {
+  // False when the pool is full and d does not beat its worst entry. With a `same` predicate, also
+  // false when an entry at exactly the same distance is the same vector (construction only: a
+  // beam full of copies of one vector would leave a new node no distinct neighbours).
+  template <class Same = std::nullptr_t>
+  bool insert(float d, uint32_t id, const Same& same = nullptr) {
     if (size == cap && !(d < a[size - 1].d)) return false;
-    uint32_t lo = 0, hi = size;
-    while (lo < hi) {
-      uint32_t mid = (lo + hi) >> 1;
-      if (a[mid].d <= d) lo = mid + 1;
-      else hi = mid;
+    // Branchless upper bound: equal distances keep their arrival order.
+    uint32_t lo = 0;
+    if (size) {
+      const Cand* base = a;
+      uint32_t len = size;
+      while (len > 1) {
+        uint32_t half = len >> 1;
+        base = base[half].d <= d ? base + half : base;
+        len -= half;
+      }
+      lo = uint32_t(base - a) + (base->d <= d);
+    }
+    if constexpr (!std::is_same_v<Same, std::nullptr_t>) {
+      for (uint32_t j = lo; j > 0 && a[j - 1].d == d; --j)
+        if (same(a[j - 1].id & ~kExpanded, id)) return false;
     }
     uint32_t last = size == cap ? size - 1 : size;
     if (last > lo) std::memmove(a + lo + 1, a + lo, size_t(last - lo) * sizeof(Cand));
@@ -138,9 +153,10 @@ struct Pool {
 
 // Beam search on one level. `links(c)` returns c's list at that level (count, ids...); `l0` and
 // `stride` locate level-0 lists for prefetching the next candidate's links. `nbuf` holds M0 ids.
-template <class Links>
+template <bool kDedupe = false, class Links>
 inline uint64_t beam_search(const Dist& dist, const float* q, Pool& pool, Visited& vis, Links&& links,
                             const uint32_t* l0, size_t stride, uint32_t* nbuf) {
+  auto same = [&](uint32_t x, uint32_t y) { return std::memcmp(dist.row(x), dist.row(y), dist.dim * sizeof(float)) == 0; };
   uint64_t scored = 0;
   while (pool.has_next()) {
     uint32_t c = pool.pop();
@@ -155,7 +171,8 @@ inline uint64_t beam_search(const Dist& dist, const float* q, Pool& pool, Visite
     for (uint32_t j = 0; j < pre; ++j) dist.prefetch(nbuf[j]);
     for (uint32_t j = 0; j < nb; ++j) {
       if (j + kPrefetchAhead < nb) dist.prefetch(nbuf[j + kPrefetchAhead]);
-      pool.insert(dist.to(q, nbuf[j]), nbuf[j]);
+      if constexpr (kDedupe) pool.insert(dist.to(q, nbuf[j]), nbuf[j], same);
+      else pool.insert(dist.to(q, nbuf[j]), nbuf[j]);
     }
     scored += nb;
   }
@@ -414,22 +431,7 @@ struct HnswIndex::Builder {
     const float* q = dist.row(v);
     uint32_t cur = ep;
     float curd = dist.to(q, cur);
-    for (int l = maxl; l > level; --l) {
-      bool changed = true;
-      while (changed) {
-        changed = false;
-        const uint32_t* ll = read(cur, l, L.tmp.data());
-        for (uint32_t j = 1, cnt = ll[0]; j <= cnt; ++j) {
-          uint32_t u = ll[j];
-          float d = dist.to(q, u);
-          if (d < curd) {
-            curd = d;
-            cur = u;
-            changed = true;
-          }
-        }
-      }
-    }
+    for (int l = maxl; l > level; --l) greedy(q, l, cur, curd, L);
 
     const float dup = dist.dup_limit(q);
     for (int l = std::min(level, maxl); l >= 0; --l) {
@@ -440,7 +442,7 @@ struct HnswIndex::Builder {
       pool.reset(L.pool.data(), efc);
       pool.insert(curd, cur);
       auto links = [&](uint32_t c) { return read(c, l, L.tmp.data()); };
-      beam_search(dist, q, pool, L.vis, links, ix.level0_.data(), stride, L.nbuf.data());
+      beam_search<true>(dist, q, pool, L.vis, links, ix.level0_.data(), stride, L.nbuf.data());
       L.cands.resize(pool.size);
       for (uint32_t i = 0; i < pool.size; ++i) L.cands[i] = {pool.a[i].d, pool.id_at(i)};
       connect(v, l, dup, L);
@@ -450,6 +452,74 @@ struct HnswIndex::Builder {
     if (level > maxl) {
       ix.entry_ = v;
       ix.max_level_ = level;
+    }
+  }
+
+  // HNSW's pruning can leave a node with no in-links at level 0 (mostly with small m), and then no
+  // search reaches it. After insertion, flood level 0 from the entry point; link each node left
+  // out from the nearest reached node that has a free slot, found by an ordinary search for it.
+  void repair(Local& L) {
+    std::vector<uint8_t> seen(n, 0);
+    std::vector<uint32_t> stack;
+    auto flood = [&](uint32_t from) {
+      seen[from] = 1;
+      stack.push_back(from);
+      while (!stack.empty()) {
+        uint32_t v = stack.back();
+        stack.pop_back();
+        const uint32_t* ll = list(v, 0);
+        for (uint32_t j = 1; j <= ll[0]; ++j)
+          if (!seen[ll[j]]) {
+            seen[ll[j]] = 1;
+            stack.push_back(ll[j]);
+          }
+      }
+    };
+    flood(ix.entry_);
+    for (uint32_t u = 0; u < n; ++u) {
+      if (seen[u]) continue;
+      const float* q = dist.row(u);
+      uint32_t cur = ix.entry_;
+      float curd = dist.to(q, cur);
+      for (int l = ix.max_level_; l > 0; --l) greedy(q, l, cur, curd, L);
+      if (!seen[cur]) {
+        cur = ix.entry_;
+        curd = dist.to(q, cur);
+      }
+      L.vis.begin(n);
+      L.vis.test_set(u);
+      L.vis.test_set(cur);
+      Pool pool;
+      pool.reset(L.pool.data(), efc);
+      pool.insert(curd, cur);
+      auto links = [&](uint32_t c) { return list(c, 0); };
+      beam_search(dist, q, pool, L.vis, links, ix.level0_.data(), stride, L.nbuf.data());
+      for (uint32_t i = 0; i < pool.size; ++i) {
+        uint32_t r = pool.id_at(i);
+        uint32_t* p = list(r, 0);
+        if (!seen[r] || p[0] >= m0) continue;
+        p[1 + p[0]] = u;
+        ++p[0];
+        flood(u);
+        break;
+      }
+    }
+  }
+
+  void greedy(const float* q, int l, uint32_t& cur, float& curd, Local& L) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      const uint32_t* ll = read(cur, l, L.tmp.data());
+      for (uint32_t j = 1, cnt = ll[0]; j <= cnt; ++j) {
+        uint32_t u = ll[j];
+        float d = dist.to(q, u);
+        if (d < curd) {
+          curd = d;
+          cur = u;
+          changed = true;
+        }
+      }
     }
   }
 
@@ -512,10 +582,10 @@ void HnswIndex::clear() {
   n_ = dim_ = 0;
   entry_ = 0;
   max_level_ = -1;
-  level0_ = {};
-  levels_ = {};
-  upper_first_ = {};
-  upper_ = {};
+  std::vector<uint32_t>().swap(level0_);
+  std::vector<uint8_t>().swap(levels_);
+  std::vector<uint32_t>().swap(upper_first_);
+  std::vector<uint32_t>().swap(upper_);
 }
 
 void HnswIndex::layout_upper() {
@@ -590,10 +660,17 @@ void HnswIndex::build(const VectorStore& store, const BuildOptions& opts, std::a
       }
     };
     std::vector<std::thread> pool;
-    for (uint32_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    try {
+      for (uint32_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      // Could not start every thread: the ones running and this one finish the work.
+    }
     work();
     for (auto& t : pool) t.join();
     if (error) std::rethrow_exception(error);
+    Builder::Local L;
+    b.init_local(L);
+    b.repair(L);
   } catch (...) {
     clear();
     throw;

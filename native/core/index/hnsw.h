@@ -6,6 +6,7 @@
 // Besides the product's `hnsw` index type, the `sable` index reuses this class to route queries
 // over its IVF centroids (build over a store of centroids, search with a beam width).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,11 @@ class HnswIndex final : public VectorIndex {
   void load(Reader& r, const VectorStore& store) override;
   size_t memory_bytes() const override;
   uint32_t default_beam_width() const override { return kDefaultBeamWidth; }
+  // Measured: a level-0 beam of ef evaluates about 14 * ef distances at M = 16 (it scales with M).
+  double estimated_cost(uint32_t k, uint32_t, uint32_t beam_width, size_t) const override {
+    double ef = std::max(beam_width ? beam_width : kDefaultBeamWidth, k);
+    return ef * (m_ ? m_ : kDefaultM) * 0.875;
+  }
 
   // Introspection, for tests and diagnostics.
   size_t size() const { return n_; }
@@ -55,7 +61,7 @@ class HnswIndex final : public VectorIndex {
     return upper_.data() + (size_t(upper_first_[v]) + size_t(level - 1)) * (m_ + 1);
   }
   void clear();
-  void layout_upper();  // upper_first_ from levels_; returns the pool size through upper_.resize
+  void layout_upper();  // upper_first_ from levels_, and a zeroed upper_ pool of the matching size
 
   uint32_t m_ = 0, m0_ = 0, efc_ = 0;
   uint32_t n_ = 0, dim_ = 0;

@@ -57,6 +57,15 @@ class VectorIndex {
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }
   virtual uint32_t default_beam_width() const { return 0; }
+  // About how many distances an unfiltered search with these knobs evaluates, so the planner
+  // can compare a filtered traversal with an exact scan of the matches.
+  virtual double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t beam_width, size_t rows) const {
+    return double(rows);
+  }
+  // Whether a filtered search should scale nprobe by 1/selectivity: inverted lists pass only the
+  // allowed share of what they hold; a filtered graph traversal already explores until it has
+  // enough allowed results.
+  virtual bool widens_nprobe_for_filters() const { return nlist() > 0; }
 };
 
 std::unique_ptr<VectorIndex> make_index(IndexType type);

@@ -10,18 +10,26 @@
 #include "../io.h"
 #include "../kernels/kernels.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace sable {
 
 namespace {
 
 constexpr uint32_t kIvfFormat = 0x31465649;  // "IVF1"
 constexpr uint32_t kKMeansIterations = 10;
+// Multiply-adds per k-means iteration (sample x k x dim) a build may spend: about 1.5 s of one
+// AVX-512 core; bounds the training sample and decides flat or two-level training.
+constexpr double kKMeansBudget = 1.5e11;
 // Rows of the segment used as held-out queries when choosing default_nprobe, and the recall@10
 // they must reach.
-constexpr size_t kTuneQueries = 256;
-constexpr double kTuneTargetRecall = 0.95;
-// Bytes of the next list's codes prefetched while the current one is scanned.
-constexpr size_t kPrefetchBytes = 2048;
+constexpr size_t kTuneQueries = 500;
+constexpr double kTuneTargetRecall = 0.955;
+// Codes of the list kPrefetchAhead places ahead prefetched (up to kPrefetchBytes) while one is scanned.
+constexpr size_t kPrefetchBytes = 4096;
+constexpr size_t kPrefetchAhead = 2;
 // Rows sampled to fit the SQ8 ranges of the residuals.
 constexpr size_t kSq8TrainRows = 65536;
 
@@ -32,27 +40,307 @@ inline void prefetch_bytes(const void* p, size_t bytes) {
 
 KMeansMode mode_for(Metric m) { return m == Metric::L2 ? KMeansMode::L2 : KMeansMode::Spherical; }
 
-// Scans positions [begin, end) of one list. L2: dist = l2(q', code) with q' = q - centroid.
-// IP/cosine: dist = base - ip(q, code) with base = -<q, centroid>.
-template <bool kL2, bool kFilter>
-size_t scan_codes(const uint8_t* codes, const uint32_t* ids, size_t len, size_t d, const float* q, float base,
-                  const Sq8& sq8, const Bitset* allow, TopK& cand) {
-  const KernelTable& kt = active_kernels();
-  const auto fn = kL2 ? kt.l2sq_sq8 : kt.ip_sq8;
-  const float* vmin = sq8.vmin();
-  const float* scale = sq8.scale();
-  const size_t allow_n = kFilter ? allow->size() : 0;
-  size_t scored = 0;
-  for (size_t j = 0; j < len; ++j) {
-    const uint32_t id = ids[j];
-    if (kFilter && (id >= allow_n || !allow->test(id))) continue;
-    const float s = fn(q, codes + j * d, vmin, scale, d);
-    const float dist = kL2 ? s : base - s;
-    ++scored;
-    if (dist < cand.threshold()) cand.push(dist, id);
+// ---- Code scoring ---------------------------------------------------------------------------
+//
+// A code decodes as r[t] = vmin[t] + scale[t] * code[t] (the residual from its list's centroid c),
+// so every distance the scan needs is an affine function of one dot product <w, code> with the
+// per-query weights w = q * scale:
+//   ip/cosine: -<q, c + r>     = [-<q, c> - <q, vmin>]         - <w, code>
+//   l2:        ||q - c - r||^2 = [||q - c||^2 - 2 <q, vmin>] - 2 <w, code> + bias
+// where the bracket is computed once per list and bias = ||r||^2 + 2 <c, r> is stored per code at
+// build. The scorers below evaluate <w, code> for a run of codes
+// (or a selection of them, for filtered scans), four at a time so the weights are loaded once for
+// four codes. Weights past dim are zero, so reading whole vectors past a code's end is harmless.
+//
+// With AVX-512 VNNI the weights are also split into two int8 vectors, w ~ s * (128 * hi + lo)
+// (|error| <= max|w| / 32512 per weight), and the dot products run as u8 x s8 integer
+// multiply-adds, 64 per instruction.
+
+struct Weights {
+  const float* w = nullptr;   // stride rounded up to 64 floats, zero past dim
+  const int8_t* hi = nullptr;  // stride rounded up to 64 (int8 scorer only)
+  const int8_t* lo = nullptr;
+  float s = 0;
+};
+
+using ScoreFn = void (*)(const Weights& w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                         float* out);
+
+void score_generic(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                   float* out) {
+  const float* w = wt.w;
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t t = 0; t < stride; t += 4) {
+      s0 += w[t] * float(c[t]);
+      s1 += w[t + 1] * float(c[t + 1]);
+      s2 += w[t + 2] * float(c[t + 2]);
+      s3 += w[t + 3] * float(c[t + 3]);
+    }
+    out[i] = (s0 + s1) + (s2 + s3);
   }
-  return scored;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized (their _mm512_undefined_* placeholders).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define SABLE_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
+#define SABLE_VNNI_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni,avx2,fma")))
+#define SABLE_AVX2_TARGET __attribute__((target("avx2,fma")))
+
+SABLE_AVX512_TARGET inline __m512 u8x16_to_ps(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+SABLE_AVX512_TARGET inline __m128 fold512(__m512 a) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+SABLE_AVX512_TARGET void score_avx512(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel,
+                                      size_t count, float* out) {
+  const float* w = wt.w;
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
+    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
+    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
+    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    for (size_t t = 0; t < stride; t += 16) {
+      const __m512 wv = _mm512_loadu_ps(w + t);
+      a0 = _mm512_fmadd_ps(wv, u8x16_to_ps(c0 + t), a0);
+      a1 = _mm512_fmadd_ps(wv, u8x16_to_ps(c1 + t), a1);
+      a2 = _mm512_fmadd_ps(wv, u8x16_to_ps(c2 + t), a2);
+      a3 = _mm512_fmadd_ps(wv, u8x16_to_ps(c3 + t), a3);
+    }
+    // Four horizontal sums at once: fold each accumulator to 128 bits, then transpose-add.
+    const __m128 s01 = _mm_hadd_ps(fold512(a0), fold512(a1)), s23 = _mm_hadd_ps(fold512(a2), fold512(a3));
+    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
+  }
+  for (; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    __m512 a = _mm512_setzero_ps();
+    for (size_t t = 0; t < stride; t += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + t), u8x16_to_ps(c + t), a);
+    out[i] = _mm512_reduce_add_ps(a);
+  }
+}
+
+// One code's int8 dot products over 64-byte chunks [t, end), masked on the last partial chunk;
+// folded into the float accumulator every 8 chunks so 128 * hi + lo cannot overflow int32.
+SABLE_VNNI_TARGET inline __m512 vnni_dot(const Weights& w, const uint8_t* c, size_t stride) {
+  __m512 acc = _mm512_setzero_ps();
+  size_t t = 0;
+  while (t < stride) {
+    __m512i h = _mm512_setzero_si512(), l = _mm512_setzero_si512();
+    for (int chunk = 0; chunk < 8 && t < stride; ++chunk, t += 64) {
+      const size_t left = stride - t;
+      const __m512i x = left >= 64 ? _mm512_loadu_si512(c + t) : _mm512_maskz_loadu_epi8(~0ull >> (64 - left), c + t);
+      h = _mm512_dpbusd_epi32(h, x, _mm512_loadu_si512(w.hi + t));
+      l = _mm512_dpbusd_epi32(l, x, _mm512_loadu_si512(w.lo + t));
+    }
+    acc = _mm512_add_ps(acc, _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(h, 7), l)));
+  }
+  return acc;
+}
+
+SABLE_VNNI_TARGET void score_vnni(const Weights& w, const uint8_t* codes, size_t stride, const uint32_t* sel,
+                                  size_t count, float* out) {
+  const __m128 s = _mm_set1_ps(w.s);
+  size_t i = 0;
+  if (stride <= 512) {
+    // Common case, one int32 accumulation: four codes per step sharing the weight loads.
+    const size_t full = stride / 64 * 64;
+    const __mmask64 tail = stride > full ? ~0ull >> (64 - (stride - full)) : 0;
+    for (; i + 4 <= count; i += 4) {
+      const uint8_t* c[4];
+      __m512i h[4], l[4];
+      for (int b = 0; b < 4; ++b) {
+        c[b] = codes + (sel ? sel[i + b] : i + b) * stride;
+        h[b] = l[b] = _mm512_setzero_si512();
+      }
+      size_t t = 0;
+      for (; t < full; t += 64) {
+        const __m512i wh = _mm512_loadu_si512(w.hi + t), wl = _mm512_loadu_si512(w.lo + t);
+        for (int b = 0; b < 4; ++b) {
+          const __m512i x = _mm512_loadu_si512(c[b] + t);
+          h[b] = _mm512_dpbusd_epi32(h[b], x, wh);
+          l[b] = _mm512_dpbusd_epi32(l[b], x, wl);
+        }
+      }
+      if (tail) {
+        const __m512i wh = _mm512_loadu_si512(w.hi + t), wl = _mm512_loadu_si512(w.lo + t);
+        for (int b = 0; b < 4; ++b) {
+          const __m512i x = _mm512_maskz_loadu_epi8(tail, c[b] + t);
+          h[b] = _mm512_dpbusd_epi32(h[b], x, wh);
+          l[b] = _mm512_dpbusd_epi32(l[b], x, wl);
+        }
+      }
+      __m128i f[4];
+      for (int b = 0; b < 4; ++b) {
+        const __m512i v = _mm512_add_epi32(_mm512_slli_epi32(h[b], 7), l[b]);
+        const __m256i y = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+        f[b] = _mm_add_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+      }
+      const __m128i sum = _mm_hadd_epi32(_mm_hadd_epi32(f[0], f[1]), _mm_hadd_epi32(f[2], f[3]));
+      _mm_storeu_ps(out + i, _mm_mul_ps(_mm_cvtepi32_ps(sum), s));
+    }
+  }
+  for (; i < count; ++i) out[i] = w.s * _mm512_reduce_add_ps(vnni_dot(w, codes + (sel ? sel[i] : i) * stride, stride));
+}
+
+SABLE_AVX2_TARGET inline __m256 u8x8_to_ps(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+SABLE_AVX2_TARGET inline __m128 fold256(__m256 a) {
+  return _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+}
+
+SABLE_AVX2_TARGET void score_avx2(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel,
+                                  size_t count, float* out) {
+  const float* w = wt.w;
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
+    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
+    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
+    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    for (size_t t = 0; t < stride; t += 8) {
+      const __m256 wv = _mm256_loadu_ps(w + t);
+      a0 = _mm256_fmadd_ps(wv, u8x8_to_ps(c0 + t), a0);
+      a1 = _mm256_fmadd_ps(wv, u8x8_to_ps(c1 + t), a1);
+      a2 = _mm256_fmadd_ps(wv, u8x8_to_ps(c2 + t), a2);
+      a3 = _mm256_fmadd_ps(wv, u8x8_to_ps(c3 + t), a3);
+    }
+    const __m128 s01 = _mm_hadd_ps(fold256(a0), fold256(a1)), s23 = _mm_hadd_ps(fold256(a2), fold256(a3));
+    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
+  }
+  for (; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    __m256 a = _mm256_setzero_ps();
+    for (size_t t = 0; t < stride; t += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + t), u8x8_to_ps(c + t), a);
+    const __m128 f = fold256(a);
+    const __m128 h = _mm_hadd_ps(f, f);
+    out[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+struct Scorer {
+  ScoreFn fn;
+  bool int8;  // wants Weights.hi/lo/s
+};
+
+// The scorer for the kernel table's instruction set (so SABLE_SIMD applies here too).
+const Scorer& scorer() {
+  static const Scorer sc = []() -> Scorer {
+#if defined(__x86_64__) || defined(__i386__)
+    switch (active_kernels().isa) {
+      case Isa::Avx512:
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512vnni")) return {&score_vnni, true};
+        return {&score_avx512, false};
+      case Isa::Avx2: return {&score_avx2, false};
+      default: break;
+    }
+#endif
+    return {&score_generic, false};
+  }();
+  return sc;
+}
+
+// Code stride: dim rounded up to 4 bytes. The code tables end with kCodeTail spare bytes so the
+// scorers may read whole vectors past the last code (those lanes meet zero weights).
+constexpr size_t kCodeAlign = 4;
+constexpr size_t kCodeTail = 64;
+constexpr size_t kScoreBlock = 256;
+
+// The k smallest (key, id) pairs of a stream, ties to the smaller id (as TopK orders them):
+// appends anything not above the threshold and, when the buffer reaches 2k, keeps the k best with
+// nth_element. Cheaper than a heap when most of the stream arrives before the threshold settles.
+class Collector {
+ public:
+  struct Entry {
+    float key;
+    uint32_t id;
+    bool operator<(const Entry& o) const { return key < o.key || (key == o.key && id < o.id); }
+  };
+  void reset(size_t k) {
+    k_ = std::max<size_t>(k, 1);
+    buf_.clear();
+    if (buf_.capacity() < 2 * k_) buf_.reserve(2 * k_);
+    thr_ = std::numeric_limits<float>::infinity();
+  }
+  void push(float key, uint32_t id) {
+    if (!(key <= thr_)) return;
+    buf_.push_back({key, id});
+    if (buf_.size() >= 2 * k_) compact();
+  }
+  // Pairs held, at most k after finish().
+  size_t size() const { return std::min(buf_.size(), k_); }
+  // The k best, ascending.
+  const std::vector<Entry>& finish() {
+    compact();
+    std::sort(buf_.begin(), buf_.end());
+    return buf_;
+  }
+
+ private:
+  void compact() {
+    if (buf_.size() <= k_) return;
+    std::nth_element(buf_.begin(), buf_.begin() + (k_ - 1), buf_.end());
+    buf_.resize(k_);
+    thr_ = buf_[k_ - 1].key;
+  }
+  size_t k_ = 1;
+  float thr_ = 0;
+  std::vector<Entry> buf_;
+};
+
+// Weights w = q * scale of one query against one quantizer, ready for the scorer, and <q, vmin>.
+struct QueryWeights {
+  std::vector<float> w;        // zero past dim
+  std::vector<int8_t> hi, lo;  // int8 split of w (int8 scorer)
+  Weights weights;
+  float q_vmin = 0;
+
+  void prepare(const float* q, const Sq8& sq8, size_t d, size_t stride) {
+    const size_t wide = (stride + 63) / 64 * 64;
+    if (w.size() != wide) {
+      w.assign(wide, 0.0f);
+      hi.assign(wide, 0);
+      lo.assign(wide, 0);
+    }
+    const float* vmin = sq8.vmin();
+    const float* scale = sq8.scale();
+    float qv = 0, m = 0;
+    for (size_t t = 0; t < d; ++t) {
+      w[t] = q[t] * scale[t];
+      qv += q[t] * vmin[t];
+      m = std::max(m, std::fabs(w[t]));
+    }
+    q_vmin = qv;
+    weights = {w.data(), hi.data(), lo.data(), 0.0f};
+    if (!scorer().int8 || !(m > 0) || !std::isfinite(m)) {
+      std::fill(hi.begin(), hi.end(), int8_t(0));
+      std::fill(lo.begin(), lo.end(), int8_t(0));
+      return;
+    }
+    // w ~ s2 * (128 * hi + lo): |hi| <= 127, |lo| <= 64.
+    const float s1 = m / 127, s2 = s1 / 128, inv1 = 1 / s1, inv2 = 1 / s2;
+    for (size_t t = 0; t < d; ++t) {
+      const float h = std::clamp(std::nearbyint(w[t] * inv1), -127.0f, 127.0f);
+      hi[t] = int8_t(h);
+      lo[t] = int8_t(std::clamp(std::nearbyint((w[t] - h * s1) * inv2), -127.0f, 127.0f));
+    }
+    weights.s = s2;
+  }
+};
 
 }  // namespace
 
@@ -60,57 +348,160 @@ uint32_t IvfIndex::default_rerank_depth(uint32_t k) { return std::max<uint32_t>(
 
 uint32_t IvfIndex::default_nlist(size_t n) const { return uint32_t(std::lround(4.0 * std::sqrt(double(n)))); }
 
-float IvfIndex::centroid_distance(const float* q, uint32_t c) const {
-  const KernelTable& kt = active_kernels();
-  return metric_ == Metric::L2 ? kt.l2sq_f32(q, centroid(c), dim_) : -kt.ip_f32(q, centroid(c), dim_);
+// Per-thread search scratch.
+struct IvfIndex::Scratch {
+  QueryWeights data;    // against the list codes
+  QueryWeights coarse;  // against the centroid codes
+  std::vector<uint32_t> sel = std::vector<uint32_t>(kScoreBlock);  // filtered positions of one block
+  std::vector<float> scores = std::vector<float>(kScoreBlock);     // <w, code> of one block
+  std::vector<Probe> probes, all;
+  std::vector<uint8_t> seen;
+  std::vector<float> keys, sample;
+  Collector cands;
+  float qq = 0;  // l2: ||q||^2
+};
+
+IvfIndex::Scratch& IvfIndex::scratch() {
+  thread_local Scratch s;
+  return s;
 }
 
-void IvfIndex::rank_all_lists(const float* q, std::vector<Probe>& out, SearchStats& stats) const {
-  out.resize(nlist_);
-  for (uint32_t c = 0; c < nlist_; ++c) out[c] = {centroid_distance(q, c), c};
-  std::sort(out.begin(), out.end(), [](const Probe& a, const Probe& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.list < b.list);
-  });
+void IvfIndex::coarse_keys(const uint32_t* lists, uint32_t first, size_t count, float* keys) const {
+  const Scratch& s = scratch();
+  scorer().fn(s.coarse.weights, centroid_codes_.data() + size_t(first) * stride_, stride_, lists, count, keys);
+  // l2: ||q - c||^2 - ||q||^2 + 2 <q, vmin_c>; ip/cosine: -<q, c> + <q, vmin_c>
+  if (metric_ == Metric::L2)
+    for (size_t i = 0; i < count; ++i) keys[i] = centroid_bias_[lists ? lists[i] : first + i] - 2 * keys[i];
+  else
+    for (size_t i = 0; i < count; ++i) keys[i] = -keys[i];
+}
+
+void IvfIndex::fill_keys(std::vector<Probe>& probes) const {
+  Scratch& s = scratch();
+  for (size_t b0 = 0; b0 < probes.size(); b0 += kScoreBlock) {
+    const size_t cnt = std::min(probes.size() - b0, kScoreBlock);
+    for (size_t i = 0; i < cnt; ++i) s.sel[i] = probes[b0 + i].list;
+    coarse_keys(s.sel.data(), 0, cnt, s.scores.data());
+    for (size_t i = 0; i < cnt; ++i) probes[b0 + i].key = s.scores[i];
+  }
+}
+
+void IvfIndex::select_lists(uint32_t m, std::vector<Probe>& out, SearchStats& stats) const {
+  Scratch& s = scratch();
+  s.keys.resize(nlist_);
+  for (uint32_t b0 = 0; b0 < nlist_; b0 += uint32_t(kScoreBlock)) {
+    const uint32_t cnt = std::min<uint32_t>(nlist_ - b0, uint32_t(kScoreBlock));
+    coarse_keys(nullptr, b0, cnt, s.keys.data() + b0);
+  }
   stats.candidates_scored += nlist_;
+  select_smallest(s.keys, std::min(m, nlist_), s, out);
 }
 
-void IvfIndex::probe_lists(const float* q, uint32_t nprobe, const SearchParams&, std::vector<Probe>& out,
+void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, std::vector<Probe>& out,
                            SearchStats& stats) const {
-  out.resize(nlist_);
-  for (uint32_t c = 0; c < nlist_; ++c) out[c] = {centroid_distance(q, c), c};
-  stats.candidates_scored += nlist_;
+  // Brute force over the SQ8 codes of the centroids: small enough to stay in cache.
+  select_lists(nprobe, out, stats);
+}
+
+void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out) {
+  // A threshold from a sample of the keys keeps about 1.5 m of them (all when that is too few),
+  // then an exact selection among those: linear, with no per-key heap work.
+  const uint32_t n = uint32_t(keys.size());
+  float thr = std::numeric_limits<float>::infinity();
+  if (size_t(m) * 8 < n) {
+    const uint32_t step = std::max<uint32_t>(1, n / 256);
+    s.sample.clear();
+    for (uint32_t i = 0; i < n; i += step) s.sample.push_back(keys[i]);
+    const size_t rank = std::min(s.sample.size() - 1, size_t(1.5 * double(m) * double(s.sample.size()) / n) + 8);
+    std::nth_element(s.sample.begin(), s.sample.begin() + rank, s.sample.end());
+    thr = s.sample[rank];
+  }
   auto less = [](const Probe& a, const Probe& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.list < b.list);
+    return a.key < b.key || (a.key == b.key && a.list < b.list);
   };
-  nprobe = std::min(nprobe, nlist_);
-  if (nprobe < nlist_) std::nth_element(out.begin(), out.begin() + nprobe, out.end(), less);
-  out.resize(nprobe);
+  for (int pass = 0; pass < 2; ++pass) {
+    out.resize(size_t(n) + 1);
+    size_t cnt = 0;
+    for (uint32_t i = 0; i < n; ++i) {  // branch-free filter
+      out[cnt] = {keys[i], i};
+      cnt += keys[i] <= thr;
+    }
+    out.resize(cnt);
+    if (cnt >= m || pass == 1) break;
+    thr = std::numeric_limits<float>::infinity();
+  }
+  if (out.size() > m) {
+    std::nth_element(out.begin(), out.begin() + (m - 1), out.end(), less);
+    out.resize(m);
+  }
   std::sort(out.begin(), out.end(), less);
 }
 
-size_t IvfIndex::scan_list(uint32_t l, const float* q, const Bitset* allow, TopK& cand, float* scratch) const {
-  const size_t d = dim_;
-  const uint32_t begin = offsets_[l], end = offsets_[l + 1];
-  const uint8_t* codes = codes_.data() + size_t(begin) * d;
-  const uint32_t* ids = ids_.data() + begin;
-  const bool l2 = metric_ == Metric::L2;
-  const float* qv = q;
-  float base = 0;
-  if (residual_) {
-    const float* c = centroid(l);
-    if (l2) {
-      for (size_t t = 0; t < d; ++t) scratch[t] = q[t] - c[t];
-      qv = scratch;
-    } else {
-      base = -active_kernels().ip_f32(q, c, d);
-    }
+void IvfIndex::quantize_centroids() {
+  // The lists' centers are the SQ8-decoded centroids, so the coarse search on codes gives exact
+  // per-list terms for the residuals.
+  centroid_sq8_ = Sq8(dim_);
+  centroid_sq8_.train(centroids_.data(), nlist_);
+  centroid_codes_.assign(size_t(nlist_) * stride_ + kCodeTail, 0);
+  for (uint32_t l = 0; l < nlist_; ++l) {
+    uint8_t* code = centroid_codes_.data() + size_t(l) * stride_;
+    centroid_sq8_.encode(centroid(l), code);
+    centroid_sq8_.decode(code, centroids_.data() + size_t(l) * dim_);
   }
-  const size_t len = end - begin;
-  if (l2)
-    return allow ? scan_codes<true, true>(codes, ids, len, d, qv, base, sq8_, allow, cand)
-                 : scan_codes<true, false>(codes, ids, len, d, qv, base, sq8_, allow, cand);
-  return allow ? scan_codes<false, true>(codes, ids, len, d, qv, base, sq8_, allow, cand)
-               : scan_codes<false, false>(codes, ids, len, d, qv, base, sq8_, allow, cand);
+}
+
+void IvfIndex::centroid_norms() {
+  centroid_bias_.assign(metric_ == Metric::L2 ? nlist_ : 0, 0.0f);
+  for (uint32_t l = 0; l < centroid_bias_.size(); ++l) {
+    double nn = 0;
+    for (size_t t = 0; t < dim_; ++t) nn += double(centroid(l)[t]) * centroid(l)[t];
+    centroid_bias_[l] = float(nn);
+  }
+}
+
+size_t IvfIndex::scan_list(const Probe& pr, const Bitset* allow, Scratch& s) const {
+  Collector& cand = s.cands;
+  const uint32_t l = pr.list;
+  const uint32_t begin = offsets_[l], end = offsets_[l + 1];
+  // The list's constant term from its coarse key (see coarse_keys):
+  //   l2: ||q - c||^2 - 2 <q, vmin>   ip/cosine: -<q, c> - <q, vmin>
+  const float center = residual_ ? pr.key - (metric_ == Metric::L2 ? 2 : 1) * s.coarse.q_vmin : 0.0f;
+  float a, mult;
+  if (metric_ == Metric::L2) {
+    a = center + s.qq - 2 * s.data.q_vmin;
+    mult = -2;
+  } else {
+    a = center - s.data.q_vmin;
+    mult = -1;
+  }
+  const float* bias = metric_ == Metric::L2 ? bias_.data() + begin : nullptr;
+  const uint8_t* codes = codes_.data() + size_t(begin) * stride_;
+  const uint32_t* ids = ids_.data() + begin;
+  const ScoreFn score = scorer().fn;
+  const size_t len = end - begin, allow_n = allow ? allow->size() : 0;
+  size_t scored = 0;
+  for (size_t b0 = 0; b0 < len; b0 += kScoreBlock) {
+    const size_t b1 = std::min(len, b0 + kScoreBlock);
+    size_t cnt = b1 - b0;
+    const uint32_t* sel = nullptr;
+    if (allow) {
+      cnt = 0;
+      for (size_t j = b0; j < b1; ++j) {
+        const uint32_t id = ids[j];
+        if (id < allow_n && allow->test(id)) s.sel[cnt++] = uint32_t(j - b0);
+      }
+      if (!cnt) continue;
+      sel = s.sel.data();
+    }
+    score(s.data.weights, codes + b0 * stride_, stride_, sel, cnt, s.scores.data());
+    for (size_t i = 0; i < cnt; ++i) {
+      const size_t j = b0 + (sel ? sel[i] : i);
+      const float dist = a + mult * s.scores[i] + (bias ? bias[j] : 0.0f);
+      cand.push(dist, ids[j]);
+    }
+    scored += cnt;
+  }
+  return scored;
 }
 
 void IvfIndex::search(const VectorStore& store, const float* query, const SearchParams& p, TopK& out,
@@ -121,48 +512,50 @@ void IvfIndex::search(const VectorStore& store, const float* query, const Search
   const uint32_t depth = std::max(p.rerank_depth ? p.rerank_depth : default_rerank_depth(k), k);
   const size_t d = dim_;
 
-  thread_local std::vector<Probe> probes;
-  thread_local std::vector<float> scratch;
-  scratch.resize(d);
-  probe_lists(query, nprobe, p, probes, stats);
+  Scratch& s = scratch();
+  s.data.prepare(query, sq8_, d, stride_);
+  s.coarse.prepare(query, centroid_sq8_, d, stride_);
+  s.qq = metric_ == Metric::L2 ? active_kernels().ip_f32(query, query, d) : 0.0f;
+  probe_lists(query, nprobe, p, s.probes, stats);
 
-  TopK cand(depth);
+  Collector& cand = s.cands;
+  cand.reset(depth);
   uint64_t scored = 0;
-  auto scan = [&](uint32_t l) { scored += scan_list(l, query, p.allow, cand, scratch.data()); };
   auto prefetch_list = [&](uint32_t l) {
     const uint32_t b = offsets_[l], e = offsets_[l + 1];
-    prefetch_bytes(codes_.data() + size_t(b) * d, std::min(size_t(e - b) * d, kPrefetchBytes));
+    prefetch_bytes(codes_.data() + size_t(b) * stride_, std::min(size_t(e - b) * stride_, kPrefetchBytes));
     prefetch_bytes(ids_.data() + b, std::min<size_t>(size_t(e - b) * 4, 256));
+    if (!bias_.empty()) prefetch_bytes(bias_.data() + b, std::min<size_t>(size_t(e - b) * 4, 256));
   };
   uint32_t scanned = 0;
+  const auto& probes = s.probes;
   for (size_t i = 0; i < probes.size(); ++i) {
-    if (i + 1 < probes.size()) prefetch_list(probes[i + 1].list);
-    scan(probes[i].list);
+    if (i == 0) for (size_t j = 1; j < kPrefetchAhead && j < probes.size(); ++j) prefetch_list(probes[j].list);
+    if (i + kPrefetchAhead < probes.size()) prefetch_list(probes[i + kPrefetchAhead].list);
+    scored += scan_list(probes[i], p.allow, s);
     ++scanned;
   }
   // Too few candidates (tiny lists, a selective filter, a sparse graph answer): keep scanning
   // lists in brute-force order until k candidates are in hand or every list has been seen.
   if (cand.size() < k && scanned < nlist_) {
-    thread_local std::vector<uint8_t> seen;
-    thread_local std::vector<Probe> all;
-    seen.assign(nlist_, 0);
-    for (const Probe& pr : probes) seen[pr.list] = 1;
-    rank_all_lists(query, all, stats);
-    for (const Probe& pr : all) {
+    s.seen.assign(nlist_, 0);
+    for (const Probe& pr : probes) s.seen[pr.list] = 1;
+    select_lists(nlist_, s.all, stats);
+    for (const Probe& pr : s.all) {
       if (cand.size() >= k) break;
-      if (seen[pr.list]) continue;
-      scan(pr.list);
+      if (s.seen[pr.list]) continue;
+      scored += scan_list(pr, p.allow, s);
       ++scanned;
     }
   }
   // Exact re-ranking of the candidates.
-  auto cands = cand.take_sorted();
+  const auto& cands = cand.finish();
   const size_t row_bytes = d * sizeof(float);
-  for (size_t i = 0; i < cands.size() && i < 2; ++i) prefetch_bytes(store.row(cands[i].label), row_bytes);
+  for (size_t i = 0; i < cands.size() && i < 2; ++i) prefetch_bytes(store.row(cands[i].id), row_bytes);
   for (size_t i = 0; i < cands.size(); ++i) {
-    if (i + 2 < cands.size()) prefetch_bytes(store.row(cands[i + 2].label), row_bytes);
-    const float dist = store.distance(query, cands[i].label);
-    if (dist < out.threshold() || !out.full()) out.push(dist, cands[i].label);
+    if (i + 2 < cands.size()) prefetch_bytes(store.row(cands[i + 2].id), row_bytes);
+    const float dist = store.distance(query, cands[i].id);
+    if (dist < out.threshold() || !out.full()) out.push(dist, cands[i].id);
   }
   stats.candidates_scored += scored + cands.size();
   stats.nprobe = std::max(stats.nprobe, scanned);
@@ -178,8 +571,13 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   centroids_.clear();
   offsets_.clear();
   ids_.clear();
-  codes_.clear();
+  codes_.assign(kCodeTail, 0);
+  bias_.clear();
+  stride_ = (dim_ + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
   sq8_ = Sq8(dim_);
+  centroid_sq8_ = Sq8(dim_);
+  centroid_codes_.assign(kCodeTail, 0);
+  centroid_bias_.clear();
   if (n > size_t(UINT32_MAX)) throw Error("invalid_argument", "an ivf index holds at most 2^32-1 rows");
   if (n == 0) {
     on_centroids(opts, nullptr);
@@ -192,7 +590,16 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   KMeansOptions ko;
   ko.k = want;
   ko.iterations = kKMeansIterations;
-  ko.max_points_per_centroid = kmeans_points_per_centroid();
+  {
+    // Training sample: every row up to 256 per centroid (more points beat more iterations
+    // here), cut to the per-iteration budget but not below 32 per centroid; past the k where
+    // even that exceeds the budget, two-level training.
+    const double per_point = double(want) * double(dim_);
+    size_t sample = std::min<size_t>(n, size_t(want) * 256);
+    sample = std::min(sample, std::max<size_t>(size_t(want) * 32, size_t(kKMeansBudget / std::max(per_point, 1.0))));
+    ko.max_points_per_centroid = uint32_t(std::max<size_t>(1, sample / want));
+    ko.two_level_min_k = uint32_t(std::min(4e9, std::sqrt(kKMeansBudget / (32.0 * std::max<size_t>(dim_, 1)))));
+  }
   ko.threads = opts.threads;
   ko.seed = opts.seed;
   ko.mode = mode_for(metric_);
@@ -203,7 +610,9 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   centroids_ = std::move(km.centroids);
   nlist_ = uint32_t(km.k);
 
+  quantize_centroids();
   assign_and_encode(store, opts, progress);
+  centroid_norms();
   progress = 85;
   on_centroids(opts, nullptr);
   progress = 90;
@@ -225,13 +634,19 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   uint32_t kept = 0;
   for (uint32_t l = 0; l < nlist_; ++l) {
     if (!count[l]) continue;
-    if (kept != l) std::memmove(centroids_.data() + size_t(kept) * d, centroid(l), d * sizeof(float));
+    if (kept != l) {
+      std::memmove(centroids_.data() + size_t(kept) * d, centroid(l), d * sizeof(float));
+      std::memmove(centroid_codes_.data() + size_t(kept) * stride_, centroid_codes_.data() + size_t(l) * stride_, stride_);
+    }
     count[kept] = count[l];
     remap[l] = kept++;
   }
   nlist_ = kept;
   centroids_.resize(size_t(nlist_) * d);
   centroids_.shrink_to_fit();
+  std::fill(centroid_codes_.begin() + size_t(nlist_) * stride_, centroid_codes_.end(), uint8_t(0));
+  centroid_codes_.resize(size_t(nlist_) * stride_ + kCodeTail);
+  centroid_codes_.shrink_to_fit();
   count.resize(nlist_);
 
   offsets_.assign(nlist_ + 1, 0);
@@ -266,13 +681,23 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   }
   progress = 76;
 
-  codes_.resize(n * d);
+  stride_ = (d + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
+  codes_.assign(n * stride_ + kCodeTail, 0);
+  if (metric_ == Metric::L2) bias_.assign(n, 0.0f);
   parallel_for(nlist_, std::max<size_t>(1, nlist_ / (size_t(threads) * 16)), threads, [&](size_t b, size_t e) {
     std::vector<float> tmp(d);
     for (size_t l = b; l < e; ++l)
       for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) {
+        uint8_t* code = codes_.data() + size_t(pos) * stride_;
         residual(pos, tmp.data());
-        sq8_.encode(tmp.data(), codes_.data() + size_t(pos) * d);
+        sq8_.encode(tmp.data(), code);
+        if (metric_ == Metric::L2) {
+          sq8_.decode(code, tmp.data());
+          const float* c = residual_ ? centroid(list_of[pos]) : nullptr;
+          double b = 0;
+          for (size_t t = 0; t < d; ++t) b += double(tmp[t]) * (double(tmp[t]) + 2.0 * (c ? c[t] : 0.0f));
+          bias_[pos] = float(b);
+        }
       }
   });
 }
@@ -295,21 +720,22 @@ void IvfIndex::tune_default_nprobe(const VectorStore& store, const BuildOptions&
       for (auto& q : queries) q = uint32_t(pick(rng));
     }
   }
-  // Exact distance of each query's kk-th nearest other row.
+  // Exact distance of each query's kk-th nearest other row: blocked exact k-NN for the ids, then
+  // the store's own distances (those the search reports), a few extra against rounding ties.
   std::vector<float> kth(nq);
-  parallel_for(nq, 4, threads, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; ++i) {
-      TopK top(kk + 1);
-      SearchStats st;
-      exact_scan(store, store.row(queries[i]), nullptr, top, st);
-      auto res = top.take_sorted();
-      uint32_t seen = 0;
-      float last = res.empty() ? 0.f : res.back().distance;
-      for (auto& r : res)
-        if (r.label != queries[i] && ++seen == kk) last = r.distance;
-      kth[i] = last;
+  {
+    std::vector<float> qrows(nq * dim_);
+    for (size_t i = 0; i < nq; ++i) std::memcpy(qrows.data() + i * dim_, store.row(queries[i]), dim_ * sizeof(float));
+    std::vector<std::vector<uint32_t>> near;
+    knn_blocked(qrows.data(), nq, store.data(), n, dim_, mode_for(metric_), kk + 4, threads, near);
+    for (size_t i = 0; i < nq; ++i) {
+      std::vector<float> dist;
+      for (uint32_t r : near[i])
+        if (r != queries[i]) dist.push_back(store.distance(store.row(queries[i]), r));
+      std::sort(dist.begin(), dist.end());
+      kth[i] = dist.empty() ? 0.0f : dist[std::min<size_t>(kk, dist.size()) - 1];
     }
-  });
+  }
 
   std::vector<double> memo(nlist_ + 1, -1.0);
   auto recall = [&](uint32_t nprobe) {
@@ -360,11 +786,13 @@ void IvfIndex::save(Writer& w) const {
   w.u8(residual_ ? 1 : 0);
   w.u32(nlist_);
   w.u32(default_nprobe_);
-  w.vec(centroids_);
+  centroid_sq8_.save(w);
+  w.vec(centroid_codes_);
   w.vec(offsets_);
   w.vec(ids_);
-  w.vec(codes_);
   sq8_.save(w);
+  w.vec(codes_);
+  w.vec(bias_);
   save_coarse(w);
 }
 
@@ -380,17 +808,25 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
   if (dim != store.dim()) corrupt("dimension differs from the segment's");
   if (metric != uint8_t(store.metric())) corrupt("metric differs from the segment's");
   if (residual > 1) corrupt("bad flags");
-  auto centroids = r.vec<float>();
+  Sq8 csq8, sq8;
+  csq8.load(r);
+  auto ccodes = r.vec<uint8_t>();
   auto offsets = r.vec<uint32_t>();
   auto ids = r.vec<uint32_t>();
-  auto codes = r.vec<uint8_t>();
-  Sq8 sq8;
   sq8.load(r);
+  auto codes = r.vec<uint8_t>();
+  auto bias = r.vec<float>();
+
   const size_t n = store.size();
-  if (sq8.dim() != dim) corrupt("quantizer dimension");
+  const size_t stride = (size_t(dim) + kCodeAlign - 1) / kCodeAlign * kCodeAlign;
+  if (sq8.dim() != dim || csq8.dim() != dim) corrupt("quantizer dimension");
+  for (size_t t = 0; t < dim; ++t)
+    if (!std::isfinite(sq8.vmin()[t]) || !std::isfinite(sq8.scale()[t]) || !std::isfinite(csq8.vmin()[t]) ||
+        !std::isfinite(csq8.scale()[t]))
+      corrupt("non-finite quantizer");
   if ((nlist == 0) != (n == 0)) corrupt("list count does not match the segment");
   if (nlist > n) corrupt("more lists than rows");
-  if (centroids.size() != size_t(nlist) * dim) corrupt("centroid table size");
+  if (ccodes.size() != size_t(nlist) * stride + kCodeTail) corrupt("centroid table size");
   if (nlist == 0) {
     if (!offsets.empty() && !(offsets.size() == 1 && offsets[0] == 0)) corrupt("list offsets");
     offsets.assign(1, 0);
@@ -400,7 +836,8 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
   for (size_t l = 0; l + 1 < offsets.size(); ++l)
     if (offsets[l + 1] < offsets[l]) corrupt("list offsets decrease");
   if (offsets.back() != ids.size() || ids.size() != n) corrupt("lists do not cover the segment");
-  if (codes.size() != n * dim) corrupt("code table size");
+  if (codes.size() != n * stride + kCodeTail) corrupt("code table size");
+  if (bias.size() != (metric == uint8_t(Metric::L2) ? n : 0)) corrupt("code bias table size");
   {
     Bitset seen(n);
     for (uint32_t id : ids) {
@@ -408,25 +845,31 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
       seen.set(id);
     }
   }
-  for (float v : centroids)
-    if (!std::isfinite(v)) corrupt("non-finite centroid");
   dim_ = size_t(dim);
   metric_ = Metric(metric);
   residual_ = residual == 1;
   nlist_ = nlist;
   default_nprobe_ = nlist ? std::clamp<uint32_t>(dnprobe, 1, nlist) : 1;
-  centroids_ = std::move(centroids);
+  stride_ = stride;
+  centroid_sq8_ = std::move(csq8);
+  centroid_codes_ = std::move(ccodes);
+  centroids_.resize(size_t(nlist_) * dim_);
+  for (uint32_t l = 0; l < nlist_; ++l)
+    centroid_sq8_.decode(centroid_codes_.data() + size_t(l) * stride_, centroids_.data() + size_t(l) * dim_);
+  centroid_norms();
   offsets_ = std::move(offsets);
   ids_ = std::move(ids);
-  codes_ = std::move(codes);
   sq8_ = std::move(sq8);
+  codes_ = std::move(codes);
+  bias_ = std::move(bias);
   BuildOptions none;
   on_centroids(none, &r);
 }
 
 size_t IvfIndex::memory_bytes() const {
   return centroids_.capacity() * sizeof(float) + offsets_.capacity() * sizeof(uint32_t) +
-         ids_.capacity() * sizeof(uint32_t) + codes_.capacity() + 2 * sq8_.dim() * sizeof(float) +
+         ids_.capacity() * sizeof(uint32_t) + codes_.capacity() + bias_.capacity() * sizeof(float) +
+         centroid_codes_.capacity() + centroid_bias_.capacity() * sizeof(float) + 4 * sq8_.dim() * sizeof(float) +
          coarse_memory_bytes();
 }
 

@@ -35,28 +35,28 @@ class IvfIndex : public VectorIndex {
 
  protected:
   struct Probe {
-    float distance;
+    float key;  // coarse key of the list (see coarse_keys); ranks lists like the distance to them
     uint32_t list;
   };
 
   // Lists built when BuildOptions.nlist is 0.
   virtual uint32_t default_nlist(size_t n) const;
-  // K-means training sample per centroid.
-  virtual uint32_t kmeans_points_per_centroid() const { return 64; }
   // Called when the centroids are final, in build (before tuning) and in load: sable builds or
   // loads its centroid graph here. `r` is null in build.
   virtual void on_centroids(const BuildOptions& opts, Reader* r) {}
-  // Up to `nprobe` nearest lists to `query`, ascending by distance, into `out` (cleared first).
-  // Counts the centroid distances it evaluates in stats. Default: brute force.
+  // Up to `nprobe` nearest lists to `query`, nearest first, with their keys, into `out`. Counts
+  // the centroid distances it evaluates in stats. Called from search() on the searching thread,
+  // after the query's coarse weights are prepared. Default: select_lists (brute force).
   virtual void probe_lists(const float* query, uint32_t nprobe, const SearchParams& p, std::vector<Probe>& out,
                            SearchStats& stats) const;
+  // Brute force over the centroids' SQ8 codes (a few bytes per list, cache resident): the m lists
+  // of smallest key, ascending.
+  void select_lists(uint32_t m, std::vector<Probe>& out, SearchStats& stats) const;
+  // Sets Probe.key of the given lists (for a coarse step that ranks lists another way).
+  void fill_keys(std::vector<Probe>& probes) const;
   virtual void save_coarse(Writer& w) const {}
   virtual size_t coarse_memory_bytes() const { return 0; }
 
-  // Every list ranked by brute force over the centroids, ascending.
-  void rank_all_lists(const float* query, std::vector<Probe>& out, SearchStats& stats) const;
-  // Internal distance between a prepared query and centroid c.
-  float centroid_distance(const float* query, uint32_t c) const;
   const float* centroid(uint32_t c) const { return centroids_.data() + size_t(c) * dim_; }
 
   size_t dim_ = 0;
@@ -64,17 +64,34 @@ class IvfIndex : public VectorIndex {
   uint32_t nlist_ = 0;
   uint32_t default_nprobe_ = 1;
   bool residual_ = true;          // codes quantise row - centroid (else the row itself)
-  std::vector<float> centroids_;  // nlist x dim; unit norm for ip and cosine (spherical k-means)
+  // nlist x dim: the lists' centers, k-means centroids (unit norm for ip and cosine: spherical
+  // k-means) as decoded from their SQ8 codes, so the coarse search on codes is exact about them.
+  std::vector<float> centroids_;
   std::vector<uint32_t> offsets_; // nlist + 1: list i holds positions [offsets_[i], offsets_[i+1])
   std::vector<uint32_t> ids_;     // row of each position
-  std::vector<uint8_t> codes_;    // dim bytes per position
+  size_t stride_ = 0;             // bytes per code: dim rounded up to 4, zero padded
+  std::vector<uint8_t> codes_;    // stride_ bytes per position, then kCodeTail spare bytes
+  std::vector<float> bias_;       // l2 only, per code: ||r||^2 + 2 <c, r> for its decoded residual r, centroid c
   Sq8 sq8_;
+  // The centroids as SQ8 codes (their own quantizer): what the coarse search reads.
+  Sq8 centroid_sq8_;
+  std::vector<uint8_t> centroid_codes_;  // stride_ bytes per list, then kCodeTail spare bytes
+  std::vector<float> centroid_bias_;     // l2 only: ||c||^2 per list
 
  private:
   void assign_and_encode(const VectorStore& store, const BuildOptions& opts, std::atomic<uint32_t>& progress);
   void tune_default_nprobe(const VectorStore& store, const BuildOptions& opts);
-  // Scans list `l` into `cand`, codes of allowed rows only; returns the codes scored.
-  size_t scan_list(uint32_t l, const float* query, const Bitset* allow, TopK& cand, float* scratch) const;
+  struct Scratch;
+  static Scratch& scratch();
+  // The m smallest keys (ties to the lower index), ascending, into out.
+  static void select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out);
+  void quantize_centroids();
+  void centroid_norms();
+  // Keys (see Probe) of `count` lists: lists[i], or first + i when lists is null.
+  void coarse_keys(const uint32_t* lists, uint32_t first, size_t count, float* keys) const;
+  // Scans list `l` into the scratch's candidates, codes of allowed rows only; returns the codes
+  // scored.
+  size_t scan_list(const Probe& list, const Bitset* allow, Scratch& s) const;
 };
 
 }  // namespace sable

@@ -132,6 +132,95 @@ inline __attribute__((always_inline)) void assign_rows(const AssignJob& j, size_
   }
 }
 
+// ---- Blocked exact k-NN (used to tune ivf defaults) ---------------------------------------
+//
+// The same tiles with the roles swapped: the queries are packed into panels, the rows stream past
+// them R at a time, and a tile's keys go to per-query heaps when they beat that query's threshold
+// (one vector compare per W queries, nearly always false once the heaps are full).
+
+struct KnnJob {
+  const float* x = nullptr;   // rows
+  size_t dim = 0;
+  const float* panels = nullptr;  // query panels: npanels x dim x W
+  size_t npanels = 0;
+  size_t nq = 0;
+  bool l2 = true;
+};
+
+struct KnnState {
+  std::vector<float> thr;  // npanels x W: each query's current k-th key (+inf until full)
+  std::vector<std::vector<std::pair<float, uint32_t>>> heaps;  // max-heaps of (key, row)
+  size_t k = 0;
+  void push(size_t q, float key, uint32_t row) {
+    auto& h = heaps[q];
+    if (h.size() < k) {
+      h.push_back({key, row});
+      std::push_heap(h.begin(), h.end());
+      if (h.size() == k) thr[q] = h.front().first;
+    } else if (key < h.front().first) {
+      std::pop_heap(h.begin(), h.end());
+      h.back() = {key, row};
+      std::push_heap(h.begin(), h.end());
+      thr[q] = h.front().first;
+    }
+  }
+};
+
+template <class V, int NV, int R>
+inline __attribute__((always_inline)) void knn_rows(const KnnJob& j, size_t begin, size_t end, KnnState& st) {
+  constexpr int L = int(sizeof(V) / sizeof(float));
+  constexpr int W = NV * L;
+  using VI = typename IntVecOf<V>::type;
+  const size_t d = j.dim;
+  for (size_t i0 = begin; i0 < end; i0 += R) {
+    const float* xr[R];
+    float nx[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      xr[r] = j.x + std::min(i0 + r, end - 1) * d;
+      float s = 0;
+      if (j.l2)
+        for (size_t t = 0; t < d; ++t) s += xr[r][t] * xr[r][t];
+      nx[r] = s;
+    }
+    for (size_t p = 0; p < j.npanels; ++p) {
+      const float* panel = j.panels + p * d * W;
+      V acc[R][NV];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
+      for (size_t t = 0; t < d; ++t) {
+        V b[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+          const float s = xr[r][t];
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
+        }
+      }
+      for (int v = 0; v < NV; ++v) {
+        V thr;
+        std::memcpy(&thr, st.thr.data() + p * W + v * L, sizeof(V));
+        for (int r = 0; r < R && i0 + r < end; ++r) {
+          const V key = nx[r] - 2.0f * acc[r][v];
+          const VI m = key < thr;
+          bool any = false;
+          for (int l = 0; l < L; ++l) any |= m[l] != 0;
+          if (!any) continue;
+          for (int l = 0; l < L; ++l) {
+            const size_t q = p * W + size_t(v) * L + l;
+            if (m[l] && q < j.nq && key[l] < st.thr[q]) st.push(q, key[l], uint32_t(i0 + r));
+          }
+          std::memcpy(&thr, st.thr.data() + p * W + v * L, sizeof(V));
+        }
+      }
+    }
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void assign_avx512(const AssignJob& j, size_t b,
                                                                                             size_t e) {
@@ -140,23 +229,43 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void assi
 __attribute__((target("avx2,fma"))) void assign_avx2(const AssignJob& j, size_t b, size_t e) {
   assign_rows<v8f, 2, 6>(j, b, e);
 }
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void knn_avx512(const KnnJob& j, size_t b,
+                                                                                         size_t e, KnnState& st) {
+  knn_rows<v16f, 2, 6>(j, b, e, st);
+}
+__attribute__((target("avx2,fma"))) void knn_avx2(const KnnJob& j, size_t b, size_t e, KnnState& st) {
+  knn_rows<v8f, 2, 6>(j, b, e, st);
+}
 #endif
 void assign_generic(const AssignJob& j, size_t b, size_t e) { assign_rows<v4f, 2, 4>(j, b, e); }
+void knn_generic(const KnnJob& j, size_t b, size_t e, KnnState& st) { knn_rows<v4f, 2, 4>(j, b, e, st); }
 
 struct AssignVariant {
-  size_t width;  // W: centroids per panel
+  size_t width;  // W: centroids (or queries) per panel
   void (*run)(const AssignJob&, size_t, size_t);
+  void (*knn)(const KnnJob&, size_t, size_t, KnnState&);
 };
 
 AssignVariant assign_variant() {
 #if defined(__x86_64__) || defined(__i386__)
   switch (active_kernels().isa) {
-    case Isa::Avx512: return {32, assign_avx512};
-    case Isa::Avx2: return {16, assign_avx2};
+    case Isa::Avx512: return {32, assign_avx512, knn_avx512};
+    case Isa::Avx2: return {16, assign_avx2, knn_avx2};
     default: break;
   }
 #endif
-  return {8, assign_generic};
+  return {8, assign_generic, knn_generic};
+}
+
+// Packs rows [0, k) of c into panels of W (transposed, zero padded).
+std::vector<float> pack_panels(const float* c, size_t k, size_t dim, size_t W) {
+  const size_t npanels = (k + W - 1) / W;
+  std::vector<float> panels(npanels * dim * W, 0.0f);
+  for (size_t i = 0; i < k; ++i) {
+    float* pc = panels.data() + (i / W) * dim * W + i % W;
+    for (size_t t = 0; t < dim; ++t) pc[t * W] = c[i * dim + t];
+  }
+  return panels;
 }
 
 void normalize_rows(float* x, size_t n, size_t dim) {
@@ -178,16 +287,12 @@ void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids,
   const AssignVariant var = assign_variant();
   const size_t W = var.width;
   const size_t npanels = (k + W - 1) / W;
-  std::vector<float> panels(npanels * dim * W, 0.0f);
+  const std::vector<float> panels = pack_panels(centroids, k, dim, W);
   std::vector<float> pnorm(npanels * W, std::numeric_limits<float>::infinity());
   for (size_t c = 0; c < k; ++c) {
     const float* cr = centroids + c * dim;
-    float* pc = panels.data() + (c / W) * dim * W + c % W;
     double nn = 0;
-    for (size_t t = 0; t < dim; ++t) {
-      pc[t * W] = cr[t];
-      nn += double(cr[t]) * cr[t];
-    }
+    for (size_t t = 0; t < dim; ++t) nn += double(cr[t]) * cr[t];
     pnorm[c] = mode == KMeansMode::L2 ? float(nn) : 0.0f;
   }
   std::vector<float> key_store;
@@ -219,6 +324,105 @@ void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids,
   }
 }
 
+void knn_blocked(const float* queries, size_t nq, const float* x, size_t n, size_t dim, KMeansMode mode, uint32_t k,
+                 uint32_t threads, std::vector<std::vector<uint32_t>>& out) {
+  out.assign(nq, {});
+  if (nq == 0 || n == 0 || k == 0) return;
+  const AssignVariant var = assign_variant();
+  const size_t W = var.width;
+  const std::vector<float> panels = pack_panels(queries, nq, dim, W);
+  KnnJob job;
+  job.x = x;
+  job.dim = dim;
+  job.panels = panels.data();
+  job.npanels = (nq + W - 1) / W;
+  job.nq = nq;
+  job.l2 = mode == KMeansMode::L2;
+  const unsigned t = std::max(1u, unsigned(std::min<size_t>(resolve_threads(threads), (n + 1023) / 1024)));
+  const size_t grain = (n + t - 1) / t;
+  std::vector<KnnState> states((n + grain - 1) / grain);
+  for (auto& st : states) {
+    st.k = k;
+    // Padding lanes never take a row.
+    st.thr.assign(job.npanels * W, -std::numeric_limits<float>::infinity());
+    std::fill(st.thr.begin(), st.thr.begin() + nq, std::numeric_limits<float>::infinity());
+    st.heaps.assign(nq, {});
+  }
+  parallel_for(n, grain, t, [&](size_t b, size_t e) { var.knn(job, b, e, states[b / grain]); });
+  for (size_t q = 0; q < nq; ++q) {
+    std::vector<std::pair<float, uint32_t>> all;
+    for (auto& st : states) all.insert(all.end(), st.heaps[q].begin(), st.heaps[q].end());
+    std::sort(all.begin(), all.end());
+    if (all.size() > k) all.resize(k);
+    for (auto& e : all) out[q].push_back(e.second);
+  }
+}
+
+namespace {
+
+// Means of the assigned points; empty clusters take half of the largest one (two slightly
+// perturbed copies of its centroid); unit norm for spherical.
+void update_centroids(const float* x, size_t s, size_t dim, const uint32_t* labels, size_t k, KMeansMode mode,
+                      std::mt19937_64& rng, float* cent) {
+  std::vector<double> sums(k * dim, 0.0);
+  std::vector<size_t> counts(k, 0);
+  for (size_t i = 0; i < s; ++i) {
+    const uint32_t c = labels[i];
+    const float* xi = x + i * dim;
+    double* sc = sums.data() + size_t(c) * dim;
+    for (size_t t = 0; t < dim; ++t) sc[t] += xi[t];
+    ++counts[c];
+  }
+  for (size_t c = 0; c < k; ++c) {
+    if (!counts[c]) continue;
+    const double inv = 1.0 / double(counts[c]);
+    for (size_t t = 0; t < dim; ++t) cent[c * dim + t] = float(sums[c * dim + t] * inv);
+  }
+  std::uniform_int_distribution<int> coin(0, 1);
+  for (size_t c = 0; c < k; ++c) {
+    if (counts[c]) continue;
+    const size_t big = size_t(std::max_element(counts.begin(), counts.end()) - counts.begin());
+    if (counts[big] < 2) break;  // fewer distinct points than centroids: nothing to split
+    float* cb = cent + big * dim;
+    float* cc = cent + c * dim;
+    for (size_t t = 0; t < dim; ++t) {
+      const float delta = (std::fabs(cb[t]) + 1e-6f) * (1.0f / 1024) * (coin(rng) ? 1.0f : -1.0f);
+      cc[t] = cb[t] + delta;
+      cb[t] -= delta;
+    }
+    counts[c] = counts[big] / 2;
+    counts[big] -= counts[c];
+  }
+  if (mode == KMeansMode::Spherical) normalize_rows(cent, k, dim);
+}
+
+// Lloyd's algorithm on s points (already normalised for spherical) from k distinct random points.
+// `done(fraction)` is called after each iteration.
+template <class Done>
+void lloyd(const float* x, size_t s, size_t dim, size_t k, uint32_t iters, KMeansMode mode, unsigned threads,
+           std::mt19937_64& rng, float* cent, Done&& done) {
+  {
+    std::vector<uint32_t> perm(s);
+    std::iota(perm.begin(), perm.end(), 0u);
+    for (size_t i = 0; i < k; ++i) {
+      std::uniform_int_distribution<size_t> pick(i, s - 1);
+      std::swap(perm[i], perm[pick(rng)]);
+      std::memcpy(cent + i * dim, x + size_t(perm[i]) * dim, dim * sizeof(float));
+    }
+  }
+  if (s <= k) return;
+  std::vector<uint32_t> labels(s, 0), prev(s, UINT32_MAX);
+  for (uint32_t it = 0; it < iters; ++it) {
+    kmeans_assign(x, s, dim, cent, k, mode, threads, labels.data(), nullptr);
+    if (labels == prev) break;
+    prev = labels;
+    update_centroids(x, s, dim, labels.data(), k, mode, rng, cent);
+    done(double(it + 1) / iters);
+  }
+}
+
+}  // namespace
+
 KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOptions& opt) {
   KMeansResult res;
   if (n == 0) return res;
@@ -230,7 +434,8 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   std::mt19937_64 rng(opt.seed);
   auto report = [&](double frac) {
     if (opt.progress)
-      opt.progress->store(opt.progress_from + uint32_t(std::lround((opt.progress_to - opt.progress_from) * frac)));
+      opt.progress->store(opt.progress_from +
+                          uint32_t(std::lround((opt.progress_to - opt.progress_from) * std::clamp(frac, 0.0, 1.0))));
   };
 
   // Training sample: max_points_per_centroid points per centroid, drawn without replacement.
@@ -250,66 +455,91 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
     for (size_t i = 0; i < s; ++i) std::memcpy(sample.data() + i * dim, x + size_t(perm[i]) * dim, dim * sizeof(float));
   }
   if (opt.mode == KMeansMode::Spherical) normalize_rows(sample.data(), s, dim);
-
   float* cent = res.centroids.data();
-  {
-    // Initial centroids: k distinct sample points at random.
-    std::vector<uint32_t> perm(s);
-    std::iota(perm.begin(), perm.end(), 0u);
-    for (size_t i = 0; i < k; ++i) {
-      std::uniform_int_distribution<size_t> pick(i, s - 1);
-      std::swap(perm[i], perm[pick(rng)]);
-      std::memcpy(cent + i * dim, sample.data() + size_t(perm[i]) * dim, dim * sizeof(float));
-    }
-  }
-  if (s == k) {
+  const uint32_t iters = std::max<uint32_t>(opt.iterations, 1);
+
+  const size_t k1 = size_t(std::lround(std::sqrt(double(k))));
+  if (!opt.two_level_min_k || k < opt.two_level_min_k || k1 < 2 || s <= k) {
+    lloyd(sample.data(), s, dim, k, iters, opt.mode, threads, rng, cent, report);
     report(1.0);
     return res;
   }
 
-  std::vector<uint32_t> labels(s, 0), prev(s, UINT32_MAX);
-  std::vector<double> sums(k * dim);
-  std::vector<size_t> counts(k);
-  const uint32_t iters = std::max<uint32_t>(opt.iterations, 1);
-  std::uniform_int_distribution<int> coin(0, 1);
-  for (uint32_t it = 0; it < iters; ++it) {
-    kmeans_assign(sample.data(), s, dim, cent, k, opt.mode, threads, labels.data(), nullptr);
-    size_t changed = 0;
-    for (size_t i = 0; i < s; ++i) changed += labels[i] != prev[i];
-    if (changed == 0) break;
-    prev = labels;
-
-    std::fill(sums.begin(), sums.end(), 0.0);
-    std::fill(counts.begin(), counts.end(), 0);
-    for (size_t i = 0; i < s; ++i) {
-      const uint32_t c = labels[i];
-      const float* xi = sample.data() + i * dim;
-      double* sc = sums.data() + size_t(c) * dim;
-      for (size_t t = 0; t < dim; ++t) sc[t] += xi[t];
-      ++counts[c];
+  // Two levels: sqrt(k) clusters of the sample, each split by its own k-means into a share of the
+  // k centroids proportional to its size, then full Lloyd iterations over all k to settle the
+  // borders. Costs about s*sqrt(k) per iteration instead of s*k.
+  std::vector<float> top(k1 * dim);
+  lloyd(sample.data(), s, dim, k1, iters, opt.mode, threads, rng, top.data(), [&](double f) { report(0.1 * f); });
+  std::vector<uint32_t> labels(s);
+  kmeans_assign(sample.data(), s, dim, top.data(), k1, opt.mode, threads, labels.data(), nullptr);
+  std::vector<size_t> size1(k1, 0);
+  for (uint32_t l : labels) ++size1[l];
+  // Shares by largest remainder; a cluster gets at least one centroid and at most one per point.
+  std::vector<size_t> share(k1, 0);
+  {
+    size_t given = 0;
+    std::vector<std::pair<double, size_t>> rem;
+    for (size_t c = 0; c < k1; ++c) {
+      if (!size1[c]) continue;
+      const double exact = double(k) * double(size1[c]) / double(s);
+      share[c] = std::clamp<size_t>(size_t(exact), 1, size1[c]);
+      given += share[c];
+      rem.push_back({exact - double(share[c]), c});
     }
-    for (size_t c = 0; c < k; ++c) {
-      if (!counts[c]) continue;
-      const double inv = 1.0 / double(counts[c]);
-      for (size_t t = 0; t < dim; ++t) cent[c * dim + t] = float(sums[c * dim + t] * inv);
+    std::sort(rem.begin(), rem.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    while (given < k) {
+      bool moved = false;
+      for (auto& [r, c] : rem)
+        if (given < k && share[c] < size1[c]) share[c]++, given++, moved = true;
+      if (!moved) break;
     }
-    // Empty clusters: split the largest one in two slightly perturbed copies.
-    for (size_t c = 0; c < k; ++c) {
-      if (counts[c]) continue;
-      const size_t big = size_t(std::max_element(counts.begin(), counts.end()) - counts.begin());
-      if (counts[big] < 2) break;  // fewer distinct points than centroids: nothing to split
-      float* cb = cent + big * dim;
-      float* cc = cent + c * dim;
-      for (size_t t = 0; t < dim; ++t) {
-        const float delta = (std::fabs(cb[t]) + 1e-6f) * (1.0f / 1024) * (coin(rng) ? 1.0f : -1.0f);
-        cc[t] = cb[t] + delta;
-        cb[t] -= delta;
+    while (given > k) {
+      bool moved = false;
+      for (auto it = rem.rbegin(); it != rem.rend() && given > k; ++it)
+        if (share[it->second] > 1) share[it->second]--, given--, moved = true;
+      if (!moved) break;
+    }
+  }
+  // Points grouped by top cluster.
+  std::vector<size_t> start(k1 + 1, 0), cstart(k1 + 1, 0);
+  for (size_t c = 0; c < k1; ++c) start[c + 1] = start[c] + size1[c], cstart[c + 1] = cstart[c] + share[c];
+  const size_t k_got = cstart[k1];  // == k unless every point is one of fewer distinct groups
+  std::vector<float> grouped(s * dim);
+  {
+    std::vector<size_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < s; ++i)
+      std::memcpy(grouped.data() + (fill[labels[i]]++) * dim, sample.data() + i * dim, dim * sizeof(float));
+  }
+  std::vector<uint64_t> seeds(k1);
+  for (auto& sd : seeds) sd = rng();
+  std::vector<size_t> order(k1);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size1[a] * share[a] > size1[b] * share[b]; });
+  std::atomic<size_t> finished{0};
+  parallel_for(k1, 1, threads, [&](size_t b, size_t e) {
+    for (size_t oi = b; oi < e; ++oi) {
+      const size_t c = order[oi];
+      if (share[c]) {
+        std::mt19937_64 crng(seeds[c]);
+        lloyd(grouped.data() + start[c] * dim, size1[c], dim, share[c], iters, opt.mode, 1, crng,
+              cent + cstart[c] * dim, [](double) {});
       }
-      counts[c] = counts[big] / 2;
-      counts[big] -= counts[c];
+      report(0.1 + 0.6 * double(++finished) / double(k1));
     }
-    if (opt.mode == KMeansMode::Spherical) normalize_rows(cent, k, dim);
-    report(double(it + 1) / iters);
+  });
+  grouped.clear();
+  grouped.shrink_to_fit();
+  // Fill any shortfall with random sample points, then settle with full iterations.
+  for (size_t c = k_got; c < k; ++c) {
+    std::uniform_int_distribution<size_t> pick(0, s - 1);
+    std::memcpy(cent + c * dim, sample.data() + pick(rng) * dim, dim * sizeof(float));
+  }
+  const uint32_t refine = std::min<uint32_t>(opt.two_level_refine_iterations, iters);
+  labels.assign(s, 0);
+  for (uint32_t it = 0; it < refine; ++it) {
+    kmeans_assign(sample.data(), s, dim, cent, k, opt.mode, threads, labels.data(), nullptr);
+    update_centroids(sample.data(), s, dim, labels.data(), k, opt.mode, rng, cent);
+    report(0.7 + 0.3 * double(it + 1) / refine);
   }
   report(1.0);
   return res;

@@ -23,6 +23,10 @@ struct KMeansOptions {
   uint32_t threads = 0;                   // 0: hardware concurrency
   uint64_t seed = 42;
   KMeansMode mode = KMeansMode::L2;
+  // From this many centroids on, train in two levels (sqrt(k) clusters, each split by its own
+  // k-means) and finish with `two_level_refine_iterations` full Lloyd iterations; 0: never.
+  uint32_t two_level_min_k = 0;
+  uint32_t two_level_refine_iterations = 2;
   // Optional progress: moves from progress_from to progress_to while training.
   std::atomic<uint32_t>* progress = nullptr;
   uint32_t progress_from = 0, progress_to = 100;
@@ -42,6 +46,12 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
 // chunks, threads over points.
 void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids, size_t k, KMeansMode mode,
                    uint32_t threads, uint32_t* labels, float* dist);
+
+// Exact k nearest rows of x (n x dim) for each of nq queries, nearest first: smallest squared L2
+// distance (L2) or largest inner product (Spherical; rows and queries are not normalised). Same
+// blocked tiles as kmeans_assign; for small query batches against many rows.
+void knn_blocked(const float* queries, size_t nq, const float* x, size_t n, size_t dim, KMeansMode mode, uint32_t k,
+                 uint32_t threads, std::vector<std::vector<uint32_t>>& out);
 
 // Threads to use for a BuildOptions.threads-style value (0: hardware concurrency, at least 1).
 unsigned resolve_threads(uint32_t threads);

@@ -109,10 +109,18 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   TopK local(q.k);
   SearchStats stats;
   double selectivity = double(matches) / double(rows);
-  // Exact when there is no index, when asked, or when the filter is selective enough that scoring
-  // the matches costs less than a traversal that would mostly meet rejected rows.
-  bool exact = q.exact || index_status_ != IndexStatus::Ready || !index_ || index_type_ == IndexType::Flat ||
-               selectivity < 0.02 || matches <= std::max<size_t>(size_t(q.k) * 4, 1024);
+  bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
+  uint32_t nlist = indexed ? index_->nlist() : 0;
+  uint32_t nprobe = indexed ? (q.nprobe ? q.nprobe : index_->default_nprobe()) : 0;
+  uint32_t beam = indexed ? (q.beam_width ? q.beam_width : index_->default_beam_width()) : 0;
+  // A filter passes about `selectivity` of what an inverted-list scan meets: probe more lists so
+  // the surviving candidates stay what the unfiltered knobs would give.
+  if (indexed && selectivity < 0.999 && index_->widens_nprobe_for_filters())
+    nprobe = uint32_t(std::ceil(nprobe / selectivity));
+  // Exact when there is no index, when asked, or when scoring the matches costs less than a
+  // filtered traversal, which meets about 1/selectivity times the rows of an unfiltered one.
+  bool exact = q.exact || !indexed ||
+               double(matches) <= index_->estimated_cost(q.k, nlist ? std::min(nprobe, nlist) : nprobe, beam, rows) / selectivity;
   if (exact) {
     exact_scan(store_, query, allow, local, stats);
     receipt.strategy = "exact";
@@ -121,15 +129,6 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
     p.k = q.k;
     p.allow = allow;
     p.rerank_depth = q.rerank_depth;
-    uint32_t nlist = index_->nlist();
-    uint32_t nprobe = q.nprobe ? q.nprobe : index_->default_nprobe();
-    uint32_t beam = q.beam_width ? q.beam_width : index_->default_beam_width();
-    // A filter passes about `selectivity` of what the traversal meets: widen in proportion so the
-    // number of surviving candidates stays what the unfiltered knobs would give.
-    if (selectivity < 0.999) {
-      nprobe = uint32_t(std::ceil(nprobe / selectivity));
-      beam = uint32_t(std::ceil(beam / selectivity));
-    }
     size_t want = std::min<size_t>(q.k, matches);
     receipt.strategy = "index";
     for (int attempt = 0;; ++attempt) {
@@ -184,6 +183,19 @@ std::vector<int64_t> Segment::live_ids() const {
   for (size_t r = 0; r < ids_.size(); ++r)
     if (!tombstones_.test(r)) out.push_back(ids_[r]);
   return out;
+}
+
+std::vector<int64_t> Segment::row_ids() const {
+  std::shared_lock lock(mu_);
+  return ids_;
+}
+
+void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t rows) {
+  Columns fresh;
+  std::unique_lock lock(mu_);
+  if (rows != ids_.size()) throw Error("invalid_argument", "the segment changed while its columns were rebuilt");
+  fresh.append(columns, 0, rows);
+  columns_ = std::move(fresh);
 }
 
 void Segment::append_live_rows_of(const Segment& src) {

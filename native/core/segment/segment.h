@@ -65,6 +65,11 @@ class Segment {
 
   SegmentStats stats() const;
   std::vector<int64_t> live_ids() const;
+  // Ids in row order, tombstoned rows included (to rebuild columns row by row).
+  std::vector<int64_t> row_ids() const;
+  // Replaces every column with batches covering all rows (a schema change), atomically for readers.
+  // `rows` is the row count the batches were built for; it must still be the segment's.
+  void replace_columns(const std::vector<ColumnBatch>& columns, size_t rows);
   // Copies the live rows of `sources` into this (growing) segment: compaction.
   void append_live_rows_of(const Segment& source);
 

@@ -1,0 +1,84 @@
+/**
+ * The composition root of the service: config -> stores -> engine -> pools -> routes -> HTTP.
+ * Used by `sable serve` and by the tests (port 0).
+ */
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Engine } from '../engine/index.js';
+import { SearchPool } from '../workers/index.js';
+import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
+import type { Config } from './config.js';
+import { DatasetService } from './domain/datasets.js';
+import { Router } from './http/router.js';
+import { createHttpServer } from './http/server.js';
+import type { HttpServer } from './http/types.js';
+import { Metrics } from './metrics.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { opsRoutes } from './routes/ops.js';
+import { vectorRoutes } from './routes/vectors.js';
+import { ControlStore } from './store.js';
+
+export interface Service {
+  url: string;
+  port: number;
+  adapter: string;
+  /** The admin key, when this start created it (first start on an empty data directory). */
+  createdAdminKey?: string;
+  close(): Promise<void>;
+}
+
+export async function startService(config: Config): Promise<Service> {
+  const store = new ControlStore(config.dataDir);
+  const createdAdminKey = await firstStart(store, config.dataDir);
+  const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
+  const pool = new SearchPool({ threads: config.searchThreads });
+  const metrics = new Metrics();
+  const datasets = new DatasetService(store, engine, { managedEmbeddings: false });
+  datasets.resume();
+
+  const router = new Router((req) => {
+    const key = req.headers['x-api-key'];
+    const record = key ? lookupKey(store, key.trim()) : undefined;
+    return record ? { orgId: record.org_id, role: record.role, keyId: record.key_id } : undefined;
+  });
+  let server: HttpServer | undefined;
+  router.add(
+    ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
+    ...datasetRoutes(datasets),
+    ...vectorRoutes(datasets, store, pool, metrics),
+  );
+  server = createHttpServer(
+    async (req) => {
+      const { response, pattern } = await router.handle(req);
+      const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
+      metrics.observeRequest(req.method, pattern, response.status, ms);
+      if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms`);
+      return response;
+    },
+    { maxBodyBytes: config.maxBodyBytes, adapter: config.httpAdapter },
+  );
+  const port = await server.listen(config.host, config.port);
+  return {
+    url: `http://${config.host}:${port}`,
+    port,
+    adapter: server.adapter,
+    createdAdminKey,
+    async close() {
+      await server!.close();
+      await pool.close();
+      await engine.close();
+      await store.close();
+    },
+  };
+}
+
+/** On an empty data directory: the `default` organization and an admin key, written 0600. */
+async function firstStart(store: ControlStore, dataDir: string): Promise<string | undefined> {
+  const keyFile = join(dataDir, 'admin.key');
+  if (store.keys.getKeysCount() > 0 || existsSync(keyFile)) return undefined;
+  const org = await ensureOrg(store, 'default');
+  const { key } = await createKey(store, org.id, 'admin');
+  writeFileSync(keyFile, key + '\n', { mode: 0o600 });
+  chmodSync(keyFile, 0o600);
+  return key;
+}

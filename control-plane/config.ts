@@ -1,0 +1,61 @@
+/**
+ * Configuration, read once from flags and SABLE_* environment variables into one typed object
+ * that the composition root passes down in slices. Nothing below this file reads process.env.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Largest request body accepted, bytes. */
+  maxBodyBytes: number;
+  /** Search worker threads. */
+  searchThreads: number;
+  /** Force the node:http adapter even where uWebSockets.js loads. */
+  httpAdapter: 'auto' | 'uws' | 'node';
+  /** Log each request to stderr. */
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function intOf(name: string, raw: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
+  return n;
+}
+
+/** Flags win over environment variables, which win over defaults. */
+export function loadConfig(flags: Record<string, string | undefined>, env: Record<string, string | undefined>): Config {
+  const pick = (flag: string, envName: string) => flags[flag] ?? env[envName];
+  const adapter = pick('http-adapter', 'SABLE_HTTP_ADAPTER') ?? 'auto';
+  if (!['auto', 'uws', 'node'].includes(adapter)) throw new ConfigError(`http adapter must be auto, uws or node (got '${adapter}')`);
+  return {
+    host: pick('host', 'SABLE_HOST') ?? '127.0.0.1',
+    port: intOf('port', pick('port', 'SABLE_PORT') ?? '8080', 0, 65535),
+    dataDir: resolve(pick('data-dir', 'SABLE_DATA_DIR') ?? './.sable-data'),
+    maxBodyBytes: intOf('max body bytes', pick('max-body-bytes', 'SABLE_MAX_BODY_BYTES') ?? String(64 * 1024 * 1024), 1024, 2 ** 31),
+    searchThreads: intOf('search threads', pick('search-threads', 'SABLE_SEARCH_THREADS') ?? '2', 1, 256),
+    httpAdapter: adapter as Config['httpAdapter'],
+    logRequests: (pick('log-requests', 'SABLE_LOG_REQUESTS') ?? 'false') === 'true',
+  };
+}
+
+/** `--name value` and `--name=value` pairs; bare words are positionals. */
+export function parseArgs(argv: string[]): { positionals: string[]; flags: Record<string, string> } {
+  const positionals: string[] = [];
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
+    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[a.slice(2)] = argv[++i];
+    else flags[a.slice(2)] = 'true';
+  }
+  return { positionals, flags };
+}

@@ -1,0 +1,179 @@
+/**
+ * Datasets as the API sees them: records in the control store, each backed by an engine dataset
+ * named by its UUID. Provisioning of the engine dataset is asynchronous; until it is done the
+ * dataset answers 503 `dataset_not_ready`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Dataset, Engine } from '../../engine/index.js';
+import { ApiError } from '../errors.js';
+import type { ControlStore } from '../store.js';
+import type { DatasetRecord, SchemaEntry } from './dataset-record.js';
+import { chooseEmbedding } from './embedding-models.js';
+import { applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
+
+export interface DatasetServiceOptions {
+  /** Whether an inference server for the contract's managed models is configured. */
+  managedEmbeddings: boolean;
+}
+
+export class DatasetService {
+  private readonly provisioning = new Map<string, Promise<Dataset>>();
+
+  constructor(
+    private readonly store: ControlStore,
+    private readonly engine: Engine,
+    private readonly opts: DatasetServiceOptions,
+  ) {}
+
+  /** Provisions the engine datasets of records whose provisioning did not finish before a stop. */
+  resume(): void {
+    for (const { value } of this.store.datasets.getRange()) {
+      if (!this.engine.getDataset(value.id)) void this.provision(value).catch(() => undefined);
+    }
+  }
+
+  list(orgId: string, limit: number, offset: number): { datasets: DatasetRecord[]; total: number } {
+    const all = [...this.store.datasets.getRange()].map((e) => e.value).filter((r) => r.org_id === orgId);
+    all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return { datasets: all.slice(offset, offset + limit), total: all.length };
+  }
+
+  /** The record, or 404 `dataset_not_found` (also for another organization's dataset). */
+  get(orgId: string, id: string): DatasetRecord {
+    const r = this.store.datasets.get(id);
+    if (!r || r.org_id !== orgId) throw new ApiError('dataset_not_found', `dataset ${id} was not found`);
+    return r;
+  }
+
+  isReady(id: string): boolean {
+    return this.engine.getDataset(id) !== undefined;
+  }
+
+  /** The engine dataset, or 503 `dataset_not_ready` while provisioning runs. */
+  engineOf(r: DatasetRecord): Dataset {
+    const ds = this.engine.getDataset(r.id);
+    if (!ds) {
+      throw new ApiError('dataset_not_ready', `dataset ${r.id} is being provisioned; retry shortly`, {}, { 'retry-after': '1' });
+    }
+    return ds;
+  }
+
+  async create(orgId: string, body: Record<string, unknown>): Promise<DatasetRecord> {
+    const declared = schemaOfBody(body) === undefined ? [] : normalizeFields(schemaOfBody(body));
+    const embedding = chooseEmbedding(body.embedding as never, body.dim as number | undefined, this.opts.managedEmbeddings);
+    const tuning = (body.tuning ?? {}) as DatasetRecord['tuning'];
+    const now = new Date().toISOString();
+    const record: DatasetRecord = {
+      id: randomUUID(),
+      name: body.name as string,
+      org_id: orgId,
+      dim: embedding.dim,
+      metric: (body.metric as DatasetRecord['metric']) ?? 'cosine',
+      tuning: { nlist: tuning.nlist ?? null, nprobe_min: tuning.nprobe_min ?? null, nprobe_max: tuning.nprobe_max ?? null },
+      embedding: { provider: embedding.provider, model: embedding.model, ...(embedding.secret_ref ? { secret_ref: embedding.secret_ref } : {}) },
+      index_type: 'sable',
+      hybrid: { enabled: body.hybrid === true, alpha: 0.5 },
+      metadata: (body.metadata as Record<string, unknown>) ?? {},
+      schema: applySchema([], declared, 'replace'),
+      schema_version: declared.length > 0 ? 1 : 0,
+      observations: {},
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.write(() => this.store.datasets.put(record.id, record));
+    // The record is accepted; the engine is provisioned in the background.
+    setImmediate(() => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)));
+    return record;
+  }
+
+  /** Provisions now (ensure-engine); resolves when the dataset takes writes and searches. */
+  async ensure(orgId: string, id: string): Promise<DatasetRecord> {
+    const r = this.get(orgId, id);
+    await this.provision(r);
+    return r;
+  }
+
+  private provision(r: DatasetRecord): Promise<Dataset> {
+    const existing = this.engine.getDataset(r.id);
+    if (existing) return Promise.resolve(existing);
+    let p = this.provisioning.get(r.id);
+    if (!p) {
+      p = this.engine
+        .createDataset({
+          name: r.id,
+          dim: r.dim,
+          metric: r.metric,
+          indexType: r.index_type,
+          tuning: engineTuning(r.tuning),
+          schema: r.schema.map((e) => ({ name: e.name, type: e.type })),
+        })
+        .finally(() => this.provisioning.delete(r.id));
+      this.provisioning.set(r.id, p);
+    }
+    return p;
+  }
+
+  async delete(orgId: string, id: string): Promise<void> {
+    const r = this.get(orgId, id);
+    await this.provisioning.get(r.id)?.catch(() => undefined);
+    await this.engine.dropDataset(r.id);
+    await this.store.write(() => {
+      this.store.datasets.remove(r.id);
+      for (const key of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'] })) this.store.externalIds.remove(key);
+    });
+  }
+
+  /** Applies `change` to the stored record (bumping updated_at) and returns the new record. */
+  async update(r: DatasetRecord, change: (r: DatasetRecord) => void): Promise<DatasetRecord> {
+    return this.store.write(() => {
+      const current = this.store.datasets.get(r.id);
+      if (!current) throw new ApiError('dataset_not_found', `dataset ${r.id} was not found`);
+      change(current);
+      current.updated_at = new Date().toISOString();
+      this.store.datasets.put(current.id, current);
+      return current;
+    });
+  }
+
+  /** PATCH schema: merge or replace, then retype the engine's filter columns. */
+  async patchSchema(r: DatasetRecord, body: Record<string, unknown>): Promise<SchemaEntry[]> {
+    const mode = body.mode ?? 'merge';
+    if (mode !== 'merge' && mode !== 'replace') throw new ApiError('invalid_request', `mode must be "merge" or "replace" (got ${JSON.stringify(mode)})`);
+    const raw = schemaOfBody(body);
+    if (raw === undefined) throw new ApiError('invalid_request', 'schema is required');
+    const fields = normalizeFields(raw);
+    if (fields.length === 0 && mode === 'merge') throw new ApiError('invalid_request', 'an empty schema cannot be merged');
+    const ds = this.engineOf(r);
+    const next = await this.update(r, (cur) => {
+      cur.schema = applySchema(cur.schema, fields, mode);
+      cur.schema_version++;
+    });
+    await ds.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
+    return next.schema;
+  }
+
+  /** Records observed metadata; promotes fields whose values agree on a type (schema_version++). */
+  async observeMetadata(r: DatasetRecord, metadata: Record<string, unknown>[]): Promise<void> {
+    if (metadata.length === 0) return;
+    let promoted: SchemaEntry[] = [];
+    const next = await this.update(r, (cur) => {
+      observe(cur.observations, metadata);
+      promoted = promotions(cur.schema, cur.observations);
+      if (promoted.length > 0) {
+        cur.schema = [...cur.schema, ...promoted];
+        cur.schema_version++;
+      }
+    });
+    if (promoted.length > 0) {
+      await this.engineOf(next).setColumnTypes(Object.fromEntries(promoted.map((f) => [f.name, f.type])));
+    }
+  }
+}
+
+export function engineTuning(t: DatasetRecord['tuning']) {
+  return {
+    ...(t.nlist ? { nlist: t.nlist } : {}),
+    ...(t.m ? { m: t.m } : {}),
+    ...(t.ef_construction ? { ef_construction: t.ef_construction } : {}),
+  };
+}

@@ -1,0 +1,67 @@
+/** The node:http adapter: the fallback where the uWebSockets.js binary does not load. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tooLarge, type Handler, type HttpServer, type Response, type ServerOptions } from './types.js';
+
+export function createNodeServer(handler: Handler, opts: ServerOptions): HttpServer {
+  const server = createServer((req, res) => {
+    const startedAt = process.hrtime.bigint();
+    const send = (out: Response) => {
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(out.status, out.headers);
+      res.end(out.status === 204 ? undefined : out.body);
+    };
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > opts.maxBodyBytes) {
+      res.setHeader('connection', 'close');
+      send(tooLarge(opts.maxBodyBytes));
+      req.destroy();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > opts.maxBodyBytes) {
+        over = true;
+        res.setHeader('connection', 'close');
+        send(tooLarge(opts.maxBodyBytes));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (over) return;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      handler({
+        method: (req.method ?? 'GET').toUpperCase(),
+        path: url.pathname,
+        query: url.searchParams,
+        headers,
+        body: Buffer.concat(chunks),
+        startedAt,
+      }).then(send, () => send({ status: 500, body: '{"error":"internal","message":"internal error"}' }));
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  return {
+    adapter: 'node:http',
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}

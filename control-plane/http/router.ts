@@ -1,0 +1,140 @@
+/**
+ * Routes: a table of method + path pattern, auth requirement, body schema (ajv) and handler.
+ * Canonical paths are unprefixed; `/v1/datasets...` still routes; `/api/v1/...` is 404.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import { ApiError, toApiError } from '../errors.js';
+import { json, type Request, type Response } from './types.js';
+
+export type Auth = 'none' | 'key' | 'admin';
+
+export interface Caller {
+  orgId: string;
+  role: 'admin' | 'member';
+  keyId: string;
+}
+
+export interface Context {
+  req: Request;
+  params: Record<string, string>;
+  caller: Caller;
+  body: unknown;
+}
+
+export interface Route {
+  method: string;
+  path: string;
+  auth: Auth;
+  summary: string;
+  body?: object;
+  /** Request content types besides JSON that the handler reads from req.body itself. */
+  accepts?: string[];
+  handler: (ctx: Context) => Promise<Response>;
+}
+
+interface Compiled extends Route {
+  segments: string[];
+  validate?: ValidateFunction;
+}
+
+export type Authenticate = (req: Request) => Caller | undefined;
+
+export class Router {
+  private readonly routes: Compiled[] = [];
+  private readonly ajv = new Ajv({ allErrors: false, strict: false });
+
+  constructor(private readonly authenticate: Authenticate) {}
+
+  add(...routes: Route[]): void {
+    for (const r of routes) {
+      this.routes.push({ ...r, segments: split(r.path), validate: r.body ? this.ajv.compile(r.body) : undefined });
+    }
+  }
+
+  all(): readonly Route[] {
+    return this.routes;
+  }
+
+  /** The pattern a request matched (for metrics), or undefined. */
+  match(method: string, path: string): { route: Compiled; params: Record<string, string> } | { methods: string[] } | undefined {
+    const segs = split(canonical(path));
+    const methods: string[] = [];
+    for (const route of this.routes) {
+      const params = matchSegments(route.segments, segs);
+      if (!params) continue;
+      if (route.method === method) return { route, params };
+      methods.push(route.method);
+    }
+    return methods.length > 0 ? { methods } : undefined;
+  }
+
+  async handle(req: Request): Promise<{ response: Response; pattern: string }> {
+    let pattern = 'unmatched';
+    try {
+      if (req.path.startsWith('/api/')) throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
+      const m = this.match(req.method, req.path);
+      if (!m) throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
+      if ('methods' in m) {
+        throw new ApiError('method_not_allowed', `${req.method} is not allowed here (allowed: ${m.methods.join(', ')})`, {}, { allow: m.methods.join(', ') });
+      }
+      const { route, params } = m;
+      pattern = route.path;
+      let caller: Caller = { orgId: '', role: 'member', keyId: '' };
+      if (route.auth !== 'none') {
+        const found = this.authenticate(req);
+        if (!found) throw new ApiError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');
+        if (route.auth === 'admin' && found.role !== 'admin') throw new ApiError('insufficient_role', 'this operation needs an admin key');
+        caller = found;
+      }
+      const body = route.body || route.accepts ? parseBody(req, route) : undefined;
+      if (route.validate && !Buffer.isBuffer(body) && !route.validate(body)) {
+        const err = route.validate.errors?.[0];
+        const where = err?.instancePath ? err.instancePath.slice(1).replaceAll('/', '.') : 'body';
+        throw new ApiError('invalid_request', `${where} ${err?.message ?? 'is invalid'}`);
+      }
+      return { response: await route.handler({ req, params, caller, body }), pattern };
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.code === 'internal') console.error(`sable: ${req.method} ${req.path} failed:`, e);
+      return { response: json(err.status, err.body(), err.headers), pattern };
+    }
+  }
+}
+
+function parseBody(req: Request, route: Route): unknown {
+  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+  if (route.accepts?.includes(type)) return req.body;
+  if (type !== 'application/json') {
+    throw new ApiError('unsupported_media_type', `content type '${type}' is not accepted here (send application/json)`);
+  }
+  if (req.body.length === 0) return {};
+  try {
+    return JSON.parse(req.body.toString('utf8'));
+  } catch {
+    throw new ApiError('invalid_request', 'the body is not valid JSON');
+  }
+}
+
+/** `/v1/datasets/...` is the legacy form of `/datasets/...`. */
+function canonical(path: string): string {
+  return path.startsWith('/v1/datasets') ? path.slice(3) : path;
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((s) => s !== '');
+}
+
+function matchSegments(pattern: string[], segs: string[]): Record<string, string> | undefined {
+  if (pattern.length !== segs.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i].startsWith(':')) {
+      try {
+        params[pattern[i].slice(1)] = decodeURIComponent(segs[i]);
+      } catch {
+        return undefined;
+      }
+    } else if (pattern[i] !== segs[i]) return undefined;
+  }
+  return params;
+}

@@ -1,0 +1,47 @@
+/** The HTTP shapes every adapter speaks; routes never see uWebSockets.js or node:http. */
+export interface Request {
+  method: string; // upper case
+  path: string;
+  query: URLSearchParams;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Microsecond clock at arrival, for metrics. */
+  startedAt: bigint;
+}
+
+export interface Response {
+  status: number;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
+export type Handler = (req: Request) => Promise<Response>;
+
+export interface HttpServer {
+  /** Which adapter serves: 'uWebSockets.js' or 'node:http'. */
+  readonly adapter: string;
+  /** Resolves with the bound port (useful with port 0). */
+  listen(host: string, port: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface ServerOptions {
+  maxBodyBytes: number;
+}
+
+/** What an adapter answers when the body is over the limit: the route never runs. */
+export function tooLarge(limit: number): Response {
+  return json(413, { error: 'payload_too_large', message: `the request body exceeds ${limit} bytes` });
+}
+
+export function json(status: number, value: unknown, headers: Record<string, string> = {}): Response {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(value) };
+}
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable',
+};

@@ -1,0 +1,116 @@
+/**
+ * The uWebSockets.js adapter. Its rules: attach the abort handler first, read every header
+ * before the first await (the request object dies with the handler's synchronous part), copy
+ * body chunks (their ArrayBuffers are reused), cork every write, and respect backpressure on
+ * large responses with tryEnd / onWritable.
+ */
+import { createRequire } from 'node:module';
+import { tooLarge, STATUS_TEXT, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
+
+type Uws = typeof import('uWebSockets.js');
+type UwsResponse = import('uWebSockets.js').HttpResponse;
+
+/** Loads the uWS binary, or returns the reason it cannot load on this platform. */
+export function loadUws(): Uws | Error {
+  try {
+    return createRequire(import.meta.url)('uWebSockets.js') as Uws;
+  } catch (e) {
+    return e as Error;
+  }
+}
+
+export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions): HttpServer {
+  const app = uws.App();
+  let listenSocket: import('uWebSockets.js').us_listen_socket | null = null;
+
+  app.any('/*', (res, req) => {
+    const state = { aborted: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+    const request: Request = {
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: new URLSearchParams(req.getQuery() ?? ''),
+      headers,
+      body: Buffer.alloc(0),
+      startedAt: process.hrtime.bigint(),
+    };
+    const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+    if (declared !== undefined && declared > opts.maxBodyBytes) {
+      respond(res, state, tooLarge(opts.maxBodyBytes), true);
+      return;
+    }
+    if (!declared && headers['transfer-encoding'] === undefined) {
+      dispatch(res, state, handler, request);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (state.aborted) return;
+      size += chunk.byteLength;
+      if (size > opts.maxBodyBytes) {
+        respond(res, state, tooLarge(opts.maxBodyBytes), true);
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+        dispatch(res, state, handler, request);
+      }
+    });
+  });
+
+  return {
+    adapter: 'uWebSockets.js',
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+          listenSocket = socket;
+          resolve(uws.us_socket_local_port(socket));
+        });
+      });
+    },
+    async close() {
+      if (listenSocket) uws.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+    },
+  };
+}
+
+function dispatch(res: UwsResponse, state: { aborted: boolean; done?: boolean }, handler: Handler, req: Request): void {
+  handler(req).then(
+    (out) => respond(res, state, out, false),
+    () => respond(res, state, { status: 500, body: '{"error":"internal","message":"internal error"}' }, false),
+  );
+}
+
+function respond(res: UwsResponse, state: { aborted: boolean; done?: boolean }, out: Response, closeAfter: boolean): void {
+  if (state.aborted || state.done) return;
+  state.done = true;
+  const body = out.body === undefined ? Buffer.alloc(0) : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
+  const ab = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
+  res.cork(() => {
+    res.writeStatus(`${out.status} ${STATUS_TEXT[out.status] ?? ''}`);
+    for (const [k, v] of Object.entries(out.headers ?? {})) res.writeHeader(k, v);
+    if (closeAfter) res.writeHeader('connection', 'close');
+    if (out.status === 204 || out.status === 304) {
+      res.endWithoutBody();
+      return;
+    }
+    const base = res.getWriteOffset();
+    const [ok, done] = res.tryEnd(ab, ab.byteLength);
+    if (ok || done) return;
+    // Backpressure: the socket took part of the body; send the rest each time it drains.
+    res.onWritable((offset) => {
+      const [sent] = res.tryEnd(ab.slice(offset - base), ab.byteLength);
+      return sent;
+    });
+  });
+}

@@ -1,0 +1,183 @@
+/** Vector routes: insert (upsert), delete, payload, and search. */
+import type { SearchPool } from '../../workers/index.js';
+import type { DatasetRecord } from '../domain/dataset-record.js';
+import type { DatasetService } from '../domain/datasets.js';
+import { toInternalId } from '../domain/ids.js';
+import { ApiError } from '../errors.js';
+import type { Route } from '../http/router.js';
+import { json } from '../http/types.js';
+import type { Metrics } from '../metrics.js';
+import * as S from '../schemas/datasets.js';
+import type { ControlStore } from '../store.js';
+
+type Scalar = string | number | boolean | null;
+interface VectorIn {
+  id: string | number;
+  values: number[];
+  metadata?: Record<string, Scalar>;
+}
+
+/** Metadata keys that point at storage and are never returned. */
+const HIDDEN_KEYS = ['document_storage_key', 'document_storage_bucket', 'payload_ref'];
+
+export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: SearchPool, metrics: Metrics): Route[] {
+  const externalIdOf = (r: DatasetRecord, id: number) => store.externalIds.get([r.id, id]);
+
+  /** Integer ids of the request's ids; string ids are checked against the dataset's mapping. */
+  function resolveIds(r: DatasetRecord, ids: (string | number)[], forWrite: boolean) {
+    const out: { id: number; external?: string }[] = [];
+    const inBatch = new Map<number, string | undefined>();
+    ids.forEach((raw, i) => {
+      const m = toInternalId(raw);
+      if (!m) throw new ApiError('invalid_request', `ids[${i}] must be a safe integer or a non-empty string`);
+      if (forWrite) {
+        const prior = inBatch.has(m.id) ? inBatch.get(m.id) : externalIdOf(r, m.id);
+        if (m.external !== undefined && prior !== undefined && prior !== m.external) {
+          throw new ApiError('id_collision', `ids '${prior}' and '${m.external}' map to the same integer id ${m.id}`, { id: m.id });
+        }
+        inBatch.set(m.id, m.external);
+      }
+      out.push(m);
+    });
+    return out;
+  }
+
+  return [
+    {
+      method: 'POST', path: '/datasets/:datasetId/insert', auth: 'key', summary: 'Insert or replace vectors', body: S.insertVectors,
+      handler: async ({ caller, params, body }) => {
+        const r = svc.get(caller.orgId, params.datasetId);
+        const ds = svc.engineOf(r);
+        const vectors = (body as { vectors: VectorIn[] }).vectors;
+        const values = new Float32Array(vectors.length * r.dim);
+        vectors.forEach((v, i) => {
+          if (v.values.length !== r.dim) {
+            throw new ApiError('invalid_request', `vectors[${i}].values has ${v.values.length} values; the dataset dimension is ${r.dim}`);
+          }
+          values.set(v.values, i * r.dim);
+        });
+        const ids = resolveIds(r, vectors.map((v) => v.id), true);
+        const metadata = vectors.map((v) => v.metadata ?? {});
+        await ds.upsert(ids.map((m) => m.id), values, metadata);
+        await store.write(() => {
+          for (const m of ids) {
+            if (m.external !== undefined) store.externalIds.put([r.id, m.id], m.external);
+            else store.externalIds.remove([r.id, m.id]);
+          }
+        });
+        await svc.observeMetadata(r, metadata);
+        return json(200, { inserted: vectors.length });
+      },
+    },
+    {
+      method: 'DELETE', path: '/datasets/:datasetId/vectors', auth: 'key', summary: 'Delete vectors by id', body: S.deleteVectors,
+      handler: async ({ caller, params, body }) => {
+        const r = svc.get(caller.orgId, params.datasetId);
+        const ds = svc.engineOf(r);
+        const ids = resolveIds(r, (body as { ids: (string | number)[] }).ids, false);
+        const deleted = await ds.delete(ids.map((m) => m.id));
+        await store.write(() => {
+          for (const m of ids) store.externalIds.remove([r.id, m.id]);
+        });
+        return json(200, { deleted });
+      },
+    },
+    {
+      method: 'GET', path: '/datasets/:datasetId/payload/:vectorId', auth: 'key', summary: 'Stored metadata of one vector',
+      handler: async ({ caller, params }) => {
+        const r = svc.get(caller.orgId, params.datasetId);
+        const ds = svc.engineOf(r);
+        const raw = /^-?\d+$/.test(params.vectorId) ? Number(params.vectorId) : params.vectorId;
+        const m = toInternalId(raw);
+        const metadata = m ? ds.getMetadata(m.id) : undefined;
+        if (!m || metadata === undefined) throw new ApiError('not_found', `vector ${params.vectorId} was not found`);
+        const external = externalIdOf(r, m.id);
+        return json(200, { id: m.id, ...(external !== undefined ? { external_id: external } : {}), metadata: visible(metadata, true) });
+      },
+    },
+    {
+      method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters', body: S.search,
+      handler: async ({ caller, params, body }) => {
+        const t0 = process.hrtime.bigint();
+        const r = svc.get(caller.orgId, params.datasetId);
+        const ds = svc.engineOf(r);
+        const b = body as SearchBody;
+        if (b.query !== undefined && b.query_text !== undefined) throw new ApiError('invalid_request', 'send either query or query_text, not both');
+        if (b.query_text !== undefined) {
+          throw new ApiError('not_implemented', 'query_text needs the embedding layer, which is not built yet; send a raw vector in query');
+        }
+        if (!b.query) throw new ApiError('invalid_request', 'query (a vector) is required');
+        if (b.query.length !== r.dim) throw new ApiError('invalid_request', `query has ${b.query.length} values; the dataset dimension is ${r.dim}`);
+        if (b.hybrid || b.sparse_query !== undefined) {
+          throw new ApiError('not_implemented', 'hybrid search is not built yet; search without hybrid');
+        }
+        if (b.rerank !== undefined && b.rerank !== false && !(typeof b.rerank === 'object' && b.rerank && (b.rerank as { enabled?: boolean }).enabled === false)) {
+          throw new ApiError('not_implemented', 'the model reranker is not built yet; search without rerank');
+        }
+        const includeMetadata = b.include_metadata ?? true;
+        const { hits, receipt } = await pool.search(ds, Float32Array.from(b.query), {
+          topK: b.top_k ?? 10,
+          nprobe: b.nprobe_override,
+          rerankDepth: b.rerank_depth_override || undefined,
+          filters: b.filters,
+          advancedFilters: b.advanced_filters,
+          includeMetadata: includeMetadata || b.include_documents === true,
+        });
+        metrics.observeSearch();
+        const results = hits.map((h) => {
+          const out: Record<string, unknown> = { id: h.id, score: h.score };
+          const external = externalIdOf(r, h.id);
+          if (external !== undefined) out.external_id = external;
+          if (includeMetadata) out.metadata = visible(h.metadata ?? {}, b.include_documents === true);
+          if (b.include_embeddings) out.embedding = Array.from(ds.getVector(h.id) ?? []);
+          const text = h.metadata?.text;
+          out.doc_kind = b.include_documents ? (typeof text === 'string' ? 'inline' : null) : null;
+          if (b.include_documents) out.doc_value = typeof text === 'string' ? text : null;
+          return out;
+        });
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        return json(200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt });
+      },
+    },
+    ...notYet('POST', '/datasets/:datasetId/embed', 'embeddings are not built yet (they come with the embedding layer)'),
+    ...notYet('GET', '/datasets/:datasetId/documents', 'the document catalog comes with ingestion, which is not built yet'),
+    ...notYet('GET', '/datasets/:datasetId/documents/:documentId/download', 'the document catalog comes with ingestion, which is not built yet'),
+  ];
+}
+
+interface SearchBody {
+  query?: number[];
+  query_text?: string;
+  top_k?: number;
+  filters?: Record<string, Scalar>;
+  advanced_filters?: { field: string; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in'; value?: Scalar; values?: Scalar[] }[];
+  nprobe_override?: number;
+  rerank_depth_override?: number;
+  rerank?: unknown;
+  hybrid?: boolean;
+  sparse_query?: string;
+  alpha?: number;
+  include_embeddings?: boolean;
+  include_documents?: boolean;
+  include_metadata?: boolean;
+}
+
+/** Metadata as returned: storage pointers never, document text only with include_documents. */
+function visible(m: Record<string, Scalar>, includeDocuments: boolean): Record<string, Scalar> {
+  const out: Record<string, Scalar> = {};
+  for (const [k, v] of Object.entries(m)) {
+    if (HIDDEN_KEYS.includes(k)) continue;
+    if (!includeDocuments && (k === 'text' || k === 'doc_value')) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+function notYet(method: string, path: string, message: string): Route[] {
+  return [{
+    method, path, auth: 'key', summary: `${message} (501)`,
+    handler: async () => {
+      throw new ApiError('not_implemented', message);
+    },
+  }];
+}

@@ -1,0 +1,41 @@
+/** The OpenAPI document, generated from the route table and its request schemas. */
+import { ERROR_STATUS } from '../errors.js';
+import type { Route } from '../http/router.js';
+import { errorBody } from './common.js';
+
+export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
+    const params = [...r.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const op: Record<string, unknown> = {
+      summary: r.summary,
+      ...(params.length ? { parameters: params } : {}),
+      ...(r.auth === 'none' ? { security: [] } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      responses: {
+        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+        '2XX': { description: 'Success' },
+      },
+    };
+    if (r.auth === 'admin') op.description = 'Needs an admin key (403 insufficient_role otherwise).';
+    (paths[path] ??= {})[r.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Sable',
+      version: '0.1.0',
+      description:
+        'Datasets, vectors and search. Canonical paths are unprefixed; /v1/datasets... routes too. ' +
+        'Errors are {error, message}; codes and statuses: ' +
+        Object.entries(ERROR_STATUS).map(([c, s]) => `${c} ${s}`).join(', ') + '.',
+    },
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+      schemas: { Error: errorBody },
+    },
+    security: [{ apiKey: [] }],
+    paths,
+  };
+}
