@@ -615,12 +615,7 @@ export class Dataset {
 
   /** Sets the index type of the dataset and rebuilds every sealed partition with it. */
   async setIndexType(indexType: IndexType, tuning?: DatasetRecord['tuning']): Promise<void> {
-    checkIndexType(indexType);
-    await this.exclusive(async () => {
-      this.record.indexType = indexType;
-      if (tuning) this.record.tuning = { ...this.record.tuning, ...tuning };
-      await this.storage.write(() => this.storage.catalog.put(this.name, this.record));
-    });
+    await this.setDefaults({ indexType, tuning });
     await this.rebuild();
   }
 

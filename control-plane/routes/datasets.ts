@@ -74,7 +74,8 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         const ds = svc.engineOf(r);
         const indexType = ((body as Body).index_type as typeof r.index_type | undefined) ?? 'sable';
         await svc.update(r, (cur) => (cur.index_type = indexType));
-        void ds.setIndexType(indexType).catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
+        await ds.setDefaults({ indexType });
+        void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
         return json(202, indexStatus(svc, caller.orgId, r.id));
       },
     },

@@ -73,6 +73,14 @@ export class KeywordIndex {
     return this.idSlot.size;
   }
 
+  /** Sizes for stats: `bytes` counts the typed arrays, not the two maps (id and term lookup). */
+  stats(): { documents: number; slots: number; terms: number; postings: number; bytes: number } {
+    let bytes = 0;
+    for (const a of [this.termStart, this.termLen, this.termCap, this.termDf, this.tfScratch, this.post]) bytes += a.byteLength;
+    for (const a of [this.slotId, this.slotLen, this.slotLive, this.fwdStart, this.fwd, this.acc, this.touched]) bytes += a.byteLength;
+    return { documents: this.size, slots: this.slots, terms: this.termIds.size, postings: this.fwdStart[this.slots], bytes };
+  }
+
   has(id: number): boolean {
     return this.idSlot.has(id);
   }
@@ -97,8 +105,8 @@ export class KeywordIndex {
       this.slotId = grow(this.slotId, slot + 1);
       this.slotLen = grow(this.slotLen, slot + 1);
       this.slotLive = grow(this.slotLive, slot + 1);
-      this.fwdStart = grow(this.fwdStart, slot + 2);
     }
+    this.fwdStart = grow(this.fwdStart, slot + 2);
     this.slotId[slot] = id;
     this.slotLen[slot] = tokens.length;
     this.slotLive[slot] = 1;
