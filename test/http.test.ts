@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
@@ -216,6 +217,37 @@ for (const adapter of ['uws', 'node'] as const) {
       expect(doc.openapi).toBe('3.1.0');
       expect(doc.paths['/datasets/{datasetId}/search'].post.requestBody.content['application/json'].schema.properties.top_k).toBeDefined();
       expect(doc.paths['/datasets/{datasetId}/schema'].patch).toBeDefined();
+    });
+
+    it('speaks application/msgpack with float32 binary vectors on insert and search', async () => {
+      const ds = await readyDataset({ name: 'packed', dim: 4, metric: 'l2' });
+      const f32 = (...v: number[]) => Buffer.from(Float32Array.from(v).buffer);
+      const post = async (path: string, value: unknown) => {
+        const res = await fetch(svc.url + path, {
+          method: 'POST',
+          headers: { 'x-api-key': admin, 'content-type': 'application/msgpack', accept: 'application/msgpack' },
+          body: pack(value),
+        });
+        expect(res.headers.get('content-type')).toBe(res.ok ? 'application/msgpack' : 'application/json');
+        const buf = Buffer.from(await res.arrayBuffer());
+        return { status: res.status, body: res.ok ? unpack(buf) : JSON.parse(buf.toString()) };
+      };
+      const ins = await post(`/datasets/${ds.id}/insert`, { vectors: [
+        { id: 7, values: f32(1, 2, 3, 4), metadata: { k: 'a' } },
+        { id: 'eight', values: f32(4, 3, 2, 1) },
+      ] });
+      expect(ins).toEqual({ status: 200, body: { inserted: 2 } });
+      const found = await post(`/datasets/${ds.id}/search`, { query: f32(1, 2, 3, 4.5), top_k: 2, include_embeddings: true });
+      expect(found.status).toBe(200);
+      const [first, second] = found.body.results;
+      expect(first).toMatchObject({ id: 7, metadata: { k: 'a' } });
+      expect(first.score).toBeCloseTo(0.25, 5);
+      expect(Array.from(new Float32Array(Uint8Array.from(first.embedding).buffer))).toEqual([1, 2, 3, 4]);
+      expect(second.external_id).toBe('eight');
+      expect((await post(`/datasets/${ds.id}/search`, { query: Buffer.alloc(6) })).status).toBe(400);
+      expect((await post(`/datasets/${ds.id}/search`, { query: f32(1, 2) })).status).toBe(400);
+      // JSON clients of the same routes are unaffected.
+      expect((await call('POST', `/datasets/${ds.id}/search`, admin, { query: [1, 2, 3, 4] })).body.results[0].id).toBe(7);
     });
 
     it('a revoked key stops working at once', async () => {

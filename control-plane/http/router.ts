@@ -4,6 +4,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ApiError, toApiError } from '../errors.js';
+import { decodeMsgpack, encodeMsgpack, MSGPACK } from './msgpack.js';
 import { json, type Request, type Response } from './types.js';
 
 export type Auth = 'none' | 'key' | 'admin';
@@ -19,6 +20,14 @@ export interface Context {
   params: Record<string, string>;
   caller: Caller;
   body: unknown;
+  /** The caller sent or accepts msgpack on a route that speaks it. */
+  msgpack: boolean;
+}
+
+/** A response in the encoding the caller chose (msgpack on routes that speak it, else JSON). */
+export function reply(ctx: Context, status: number, value: unknown): Response {
+  if (ctx.msgpack) return { status, headers: { 'content-type': MSGPACK }, body: encodeMsgpack(value) };
+  return json(status, value);
 }
 
 export interface Route {
@@ -29,6 +38,8 @@ export interface Route {
   body?: object;
   /** Request content types besides JSON that the handler reads from req.body itself. */
   accepts?: string[];
+  /** Takes and answers application/msgpack too. */
+  msgpack?: boolean;
   handler: (ctx: Context) => Promise<Response>;
 }
 
@@ -87,12 +98,13 @@ export class Router {
         caller = found;
       }
       const body = route.body || route.accepts ? parseBody(req, route) : undefined;
+      const msgpack = route.msgpack === true && (contentType(req) === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
       if (route.validate && !Buffer.isBuffer(body) && !route.validate(body)) {
         const err = route.validate.errors?.[0];
         const where = err?.instancePath ? err.instancePath.slice(1).replaceAll('/', '.') : 'body';
         throw new ApiError('invalid_request', `${where} ${err?.message ?? 'is invalid'}`);
       }
-      return { response: await route.handler({ req, params, caller, body }), pattern };
+      return { response: await route.handler({ req, params, caller, body, msgpack }), pattern };
     } catch (e) {
       const err = toApiError(e);
       if (err.code === 'internal') console.error(`sable: ${req.method} ${req.path} failed:`, e);
@@ -101,11 +113,17 @@ export class Router {
   }
 }
 
+function contentType(req: Request): string {
+  return (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+}
+
 function parseBody(req: Request, route: Route): unknown {
-  const type = (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const type = contentType(req);
   if (route.accepts?.includes(type)) return req.body;
+  if (type === MSGPACK && route.msgpack) return decodeMsgpack(req.body);
   if (type !== 'application/json') {
-    throw new ApiError('unsupported_media_type', `content type '${type}' is not accepted here (send application/json)`);
+    const accepted = ['application/json', ...(route.msgpack ? [MSGPACK] : []), ...(route.accepts ?? [])].join(' or ');
+    throw new ApiError('unsupported_media_type', `content type '${type}' is not accepted here (send ${accepted})`);
   }
   if (req.body.length === 0) return {};
   try {

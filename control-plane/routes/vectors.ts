@@ -4,7 +4,8 @@ import type { DatasetRecord } from '../domain/dataset-record.js';
 import type { DatasetService } from '../domain/datasets.js';
 import { toInternalId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
-import type { Route } from '../http/router.js';
+import { float32Binary } from '../http/msgpack.js';
+import { reply, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import type { Metrics } from '../metrics.js';
 import * as S from '../schemas/datasets.js';
@@ -13,7 +14,7 @@ import type { ControlStore } from '../store.js';
 type Scalar = string | number | boolean | null;
 interface VectorIn {
   id: string | number;
-  values: number[];
+  values: number[] | Float32Array;
   metadata?: Record<string, Scalar>;
 }
 
@@ -44,8 +45,10 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
 
   return [
     {
-      method: 'POST', path: '/datasets/:datasetId/insert', auth: 'key', summary: 'Insert or replace vectors', body: S.insertVectors,
-      handler: async ({ caller, params, body }) => {
+      method: 'POST', path: '/datasets/:datasetId/insert', auth: 'key', summary: 'Insert or replace vectors (JSON or msgpack)',
+      body: S.insertVectors, msgpack: true,
+      handler: async (ctx) => {
+        const { caller, params, body } = ctx;
         const r = svc.get(caller.orgId, params.datasetId);
         const ds = svc.engineOf(r);
         const vectors = (body as { vectors: VectorIn[] }).vectors;
@@ -66,7 +69,7 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
           }
         });
         await svc.observeMetadata(r, metadata);
-        return json(200, { inserted: vectors.length });
+        return reply(ctx, 200, { inserted: vectors.length });
       },
     },
     {
@@ -96,8 +99,10 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
       },
     },
     {
-      method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters', body: S.search,
-      handler: async ({ caller, params, body }) => {
+      method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters (JSON or msgpack)',
+      body: S.search, msgpack: true,
+      handler: async (ctx) => {
+        const { caller, params, body } = ctx;
         const t0 = process.hrtime.bigint();
         const r = svc.get(caller.orgId, params.datasetId);
         const ds = svc.engineOf(r);
@@ -129,14 +134,17 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
           const external = externalIdOf(r, h.id);
           if (external !== undefined) out.external_id = external;
           if (includeMetadata) out.metadata = visible(h.metadata ?? {}, b.include_documents === true);
-          if (b.include_embeddings) out.embedding = Array.from(ds.getVector(h.id) ?? []);
+          if (b.include_embeddings) {
+            const v = ds.getVector(h.id) ?? new Float32Array(0);
+            out.embedding = ctx.msgpack ? float32Binary(v) : Array.from(v);
+          }
           const text = h.metadata?.text;
           out.doc_kind = b.include_documents ? (typeof text === 'string' ? 'inline' : null) : null;
           if (b.include_documents) out.doc_value = typeof text === 'string' ? text : null;
           return out;
         });
         const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        return json(200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt });
+        return reply(ctx, 200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt });
       },
     },
     ...notYet('POST', '/datasets/:datasetId/embed', 'embeddings are not built yet (they come with the embedding layer)'),
@@ -146,7 +154,7 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
 }
 
 interface SearchBody {
-  query?: number[];
+  query?: number[] | Float32Array;
   query_text?: string;
   top_k?: number;
   filters?: Record<string, Scalar>;

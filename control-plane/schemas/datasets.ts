@@ -3,6 +3,11 @@ import { scalar, schemaField } from './common.js';
 
 const schemaList = { type: 'array', items: schemaField } as const;
 
+/** A JSON array of numbers, or (application/msgpack) a float32 binary. */
+const floatVector = {
+  anyOf: [{ type: 'array', items: { type: 'number' } }, { type: 'object', description: 'float32 binary (msgpack only)' }],
+} as const;
+
 export const createDataset = {
   type: 'object',
   required: ['name'],
@@ -46,7 +51,7 @@ export const vector = {
   required: ['id', 'values'],
   properties: {
     id: { type: ['string', 'integer'] },
-    values: { type: 'array', items: { type: 'number' } },
+    values: floatVector,
     metadata: { type: 'object', additionalProperties: scalar },
   },
 } as const;
@@ -80,7 +85,7 @@ const advancedFilter = {
 export const search = {
   type: 'object',
   properties: {
-    query: { type: 'array', items: { type: 'number' } },
+    query: floatVector,
     query_text: { type: 'string' },
     embedding_model: { type: 'string' },
     embedding_provider: { type: 'string' },

@@ -1,0 +1,42 @@
+/**
+ * The fast path for heavy clients: `application/msgpack` bodies whose vectors are float32
+ * binaries (little-endian), so neither side parses JSON numbers.
+ */
+import { Packr } from 'msgpackr';
+import { ApiError } from '../errors.js';
+
+export const MSGPACK = 'application/msgpack';
+const packr = new Packr({ useRecords: false });
+
+/** Decodes a request body; binary `values` and `query` fields become Float32Arrays. */
+export function decodeMsgpack(body: Buffer): unknown {
+  let value: unknown;
+  try {
+    value = packr.unpack(body);
+  } catch {
+    throw new ApiError('invalid_request', 'the body is not valid msgpack');
+  }
+  const o = value as { query?: unknown; vectors?: { values?: unknown }[] };
+  if (o && typeof o === 'object') {
+    if (o.query !== undefined) o.query = toFloat32(o.query, 'query');
+    if (Array.isArray(o.vectors)) o.vectors.forEach((v, i) => v && (v.values = toFloat32(v.values, `vectors[${i}].values`)));
+  }
+  return value;
+}
+
+function toFloat32(v: unknown, where: string): unknown {
+  if (!(v instanceof Uint8Array)) return v;
+  if (v.byteLength % 4 !== 0) throw new ApiError('invalid_request', `${where} is not a float32 binary (its length is not a multiple of 4)`);
+  const out = new Float32Array(v.byteLength / 4);
+  new Uint8Array(out.buffer).set(v);
+  return out;
+}
+
+/** Float32 binary of a vector, for msgpack responses. */
+export function float32Binary(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+export function encodeMsgpack(value: unknown): Buffer {
+  return packr.pack(value);
+}
