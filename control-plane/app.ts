@@ -16,6 +16,9 @@ import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { opsRoutes } from './routes/ops.js';
 import { vectorRoutes } from './routes/vectors.js';
+import { secretRoutes } from './routes/secrets.js';
+import { loadMasterKey } from './secrets/master-key.js';
+import { SecretStore } from './secrets/store.js';
 import { ControlStore } from './store.js';
 
 export interface Service {
@@ -28,7 +31,10 @@ export interface Service {
 }
 
 export async function startService(config: Config): Promise<Service> {
+  // A bad master key fails the start before anything is opened.
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const store = new ControlStore(config.dataDir);
+  const secrets = new SecretStore(store, masterKey);
   const createdAdminKey = await firstStart(store, config.dataDir);
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
   const pool = new SearchPool({ threads: config.searchThreads });
@@ -46,6 +52,7 @@ export async function startService(config: Config): Promise<Service> {
     ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
     ...datasetRoutes(datasets),
     ...vectorRoutes(datasets, store, pool, metrics),
+    ...secretRoutes(secrets),
   );
   server = createHttpServer(
     async (req) => {

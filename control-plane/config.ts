@@ -16,6 +16,8 @@ export interface Config {
   httpAdapter: 'auto' | 'uws' | 'node';
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
+  masterKey?: string;
 }
 
 export class ConfigError extends Error {}
@@ -39,6 +41,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     searchThreads: intOf('search threads', pick('search-threads', 'SABLE_SEARCH_THREADS') ?? '2', 1, 256),
     httpAdapter: adapter as Config['httpAdapter'],
     logRequests: (pick('log-requests', 'SABLE_LOG_REQUESTS') ?? 'false') === 'true',
+    masterKey: env.SABLE_MASTER_KEY,
   };
 }
 
