@@ -39,7 +39,7 @@ export async function startService(config: Config): Promise<Service> {
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
   const pool = new SearchPool({ threads: config.searchThreads });
   const metrics = new Metrics();
-  const datasets = new DatasetService(store, engine, { managedEmbeddings: false });
+  const datasets = new DatasetService(store, engine, { managedEmbeddings: false, provisionDelayMs: config.provisionDelayMs });
   datasets.resume();
 
   const router = new Router((req) => {

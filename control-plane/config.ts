@@ -16,6 +16,8 @@ export interface Config {
   httpAdapter: 'auto' | 'uws' | 'node';
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
+  provisionDelayMs: number;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
 }
@@ -41,6 +43,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     searchThreads: intOf('search threads', pick('search-threads', 'SABLE_SEARCH_THREADS') ?? '2', 1, 256),
     httpAdapter: adapter as Config['httpAdapter'],
     logRequests: (pick('log-requests', 'SABLE_LOG_REQUESTS') ?? 'false') === 'true',
+    provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
     masterKey: env.SABLE_MASTER_KEY,
   };
 }

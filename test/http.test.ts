@@ -250,6 +250,28 @@ for (const adapter of ['uws', 'node'] as const) {
       expect((await call('POST', `/datasets/${ds.id}/search`, admin, { query: [1, 2, 3, 4] })).body.results[0].id).toBe(7);
     });
 
+    it('a new dataset answers 503 dataset_not_ready with Retry-After until its engine is provisioned', async () => {
+      const slowDir = mkdtempSync(join(tmpdir(), 'sable-slow-'));
+      const slow = await startService(loadConfig({ port: '0', 'data-dir': slowDir, 'http-adapter': adapter, 'provision-delay-ms': '60000' }, {}));
+      try {
+        const key = slow.createdAdminKey!;
+        const post = (path: string, body: unknown) => fetch(slow.url + path, {
+          method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body),
+        });
+        const created = await (await post('/datasets', { name: 'slow', dim: 2 })).json();
+        expect(created.status).toBe('provisioning');
+        const early = await post(`/datasets/${created.id}/insert`, { vectors: [{ id: 1, values: [1, 2] }] });
+        expect(early.status).toBe(503);
+        expect(early.headers.get('retry-after')).toBe('1');
+        expect((await early.json()).error).toBe('dataset_not_ready');
+        expect((await post(`/datasets/${created.id}/ensure-engine`, {})).status).toBe(200);
+        expect((await post(`/datasets/${created.id}/insert`, { vectors: [{ id: 1, values: [1, 2] }] })).status).toBe(200);
+      } finally {
+        await slow.close();
+        rmSync(slowDir, { recursive: true, force: true });
+      }
+    });
+
     it('a revoked key stops working at once', async () => {
       const k = newKey('default', 'member');
       expect((await call('GET', '/datasets', k.key)).status).toBe(200);

@@ -14,6 +14,8 @@ import { applySchema, normalizeFields, observe, promotions, schemaOfBody } from 
 export interface DatasetServiceOptions {
   /** Whether an inference server for the contract's managed models is configured. */
   managedEmbeddings: boolean;
+  /** Wait before provisioning a new dataset's engine. */
+  provisionDelayMs: number;
 }
 
 export class DatasetService {
@@ -82,7 +84,10 @@ export class DatasetService {
     };
     await this.store.write(() => this.store.datasets.put(record.id, record));
     // The record is accepted; the engine is provisioned in the background.
-    setImmediate(() => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)));
+    setTimeout(
+      () => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)),
+      this.opts.provisionDelayMs,
+    ).unref();
     return record;
   }
 

@@ -9,7 +9,10 @@ import { RerankError, type RerankProvider } from './types.js';
 export interface HttpRerankProviderConfig {
   name: 'cohere' | 'jina' | string;
   baseUrl: string;
-  /** Read per request so a rotated secret takes effect without a restart; no key, no header. */
+  /**
+   * Read per request so a rotated secret takes effect without a restart. Omitted: no
+   * Authorization header (a self-hosted endpoint); given but returning nothing: fails as no_api_key.
+   */
   apiKey?: () => string | undefined;
   defaultModel: string;
   timeoutMs: number;
@@ -30,7 +33,7 @@ export class HttpRerankProvider implements RerankProvider {
   }
 
   async rerank(query: string, documents: string[], topN: number, model: string, signal: AbortSignal): Promise<{ index: number; score: number }[]> {
-    const key = this.config.apiKey?.();
+    const key = this.readKey();
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (key) headers.Authorization = `Bearer ${key}`;
@@ -55,6 +58,18 @@ export class HttpRerankProvider implements RerankProvider {
       throw new RerankError(status === 429 ? 'rate_limited' : 'upstream_error', msg, status);
     }
     return this.parse(text, documents.length, key);
+  }
+
+  private readKey(): string | undefined {
+    if (!this.config.apiKey) return undefined;
+    let key: string | undefined;
+    try {
+      key = this.config.apiKey();
+    } catch (e) {
+      throw new RerankError('upstream_error', `${this.name} rerank API key could not be read: ${(e as Error)?.message ?? 'unknown error'}`);
+    }
+    if (!key) throw new RerankError('no_api_key', `${this.name} rerank has no API key configured`);
+    return key;
   }
 
   private parse(text: string, n: number, key: string | undefined): { index: number; score: number }[] {

@@ -41,7 +41,7 @@ export interface RerankProvider {
   rerank(query: string, documents: string[], topN: number, model: string, signal: AbortSignal): Promise<{ index: number; score: number }[]>;
 }
 
-export type RerankReason = 'timeout' | 'rate_limited' | 'upstream_error' | 'unreachable' | 'aborted';
+export type RerankReason = 'timeout' | 'rate_limited' | 'upstream_error' | 'unreachable' | 'aborted' | 'no_api_key';
 
 /** A provider failure classified for the fail-open status; messages must not contain secrets. */
 export class RerankError extends Error {
