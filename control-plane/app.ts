@@ -16,6 +16,7 @@ import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { opsRoutes } from './routes/ops.js';
 import { vectorRoutes } from './routes/vectors.js';
+import { RerankProviders } from './rerank/providers.js';
 import { secretRoutes } from './routes/secrets.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import { SecretStore } from './secrets/store.js';
@@ -51,7 +52,7 @@ export async function startService(config: Config): Promise<Service> {
   router.add(
     ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
     ...datasetRoutes(datasets),
-    ...vectorRoutes(datasets, store, pool, metrics),
+    ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref))),
     ...secretRoutes(secrets),
   );
   server = createHttpServer(

@@ -4,6 +4,14 @@
  */
 import { resolve } from 'node:path';
 
+export interface RerankSettings {
+  /** The default provider: `local`, `cohere`, `jina`, or another name with a URL. */
+  provider: string;
+  url?: string;
+  model?: string;
+  timeoutMs: number;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -16,6 +24,7 @@ export interface Config {
   httpAdapter: 'auto' | 'uws' | 'node';
   /** Log each request to stderr. */
   logRequests: boolean;
+  rerank: RerankSettings;
   /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
   provisionDelayMs: number;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
@@ -43,6 +52,12 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     searchThreads: intOf('search threads', pick('search-threads', 'SABLE_SEARCH_THREADS') ?? '2', 1, 256),
     httpAdapter: adapter as Config['httpAdapter'],
     logRequests: (pick('log-requests', 'SABLE_LOG_REQUESTS') ?? 'false') === 'true',
+    rerank: {
+      provider: pick('rerank-provider', 'SABLE_RERANK_PROVIDER') ?? 'local',
+      url: pick('rerank-url', 'SABLE_RERANK_URL'),
+      model: pick('rerank-model', 'SABLE_RERANK_MODEL'),
+      timeoutMs: intOf('rerank timeout', pick('rerank-timeout-ms', 'SABLE_RERANK_TIMEOUT_MS') ?? '2000', 1, 600_000),
+    },
     provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
     masterKey: env.SABLE_MASTER_KEY,
   };

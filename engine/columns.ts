@@ -92,12 +92,17 @@ export interface ColumnBatchResult {
   newCodes: [string, string, number][];
 }
 
+/** The document text is searched by keywords, never filtered on: no column, no dictionary. */
+export const TEXT_FIELD = 'text';
+/** Longer strings are not dictionary coded (a filter on them matches nothing): they are prose. */
+const MAX_FILTER_STRING = 512;
+
 /** Column batches for the rows' metadata (rows without metadata are nulls everywhere). */
 export function columnBatches(ctx: ColumnContext, metadata: (Metadata | undefined)[]): ColumnBatchResult {
   const newTypes: [string, ColumnType][] = [];
   const newCodes: [string, string, number][] = [];
   const names = new Set<string>();
-  for (const m of metadata) if (m) for (const k of Object.keys(m)) names.add(k);
+  for (const m of metadata) if (m) for (const k of Object.keys(m)) if (k !== TEXT_FIELD) names.add(k);
   const batches: NativeColumnBatch[] = [];
   for (const name of names) {
     let type = ctx.types[name];
@@ -124,7 +129,10 @@ export function columnBatches(ctx: ColumnContext, metadata: (Metadata | undefine
     metadata.forEach((m, i) => {
       const raw = m?.[name];
       if (raw === undefined || raw === null) return;
-      if (type === 'string' && typeof raw === 'string') dict!.intern(raw, added);
+      if (type === 'string' && typeof raw === 'string') {
+        if (raw.length > MAX_FILTER_STRING) return;
+        dict!.intern(raw, added);
+      }
       const x = toColumnNumber(type!, raw, dict);
       if (x === undefined) return;
       if (values instanceof BigInt64Array) values[i] = BigInt(x);

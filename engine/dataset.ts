@@ -12,6 +12,10 @@ import { performance } from 'node:perf_hooks';
 import { columnBatches, Dictionary, type ColumnContext } from './columns.js';
 import { invalid, SableError } from './errors.js';
 import { compileFilters } from './filters.js';
+import { fuse, type FusedHit } from './hybrid.js';
+import { KeywordIndex } from './keyword/bm25.js';
+import { rebuildKeywordIndex } from './keyword/persist.js';
+import { TEXT_FIELD } from './columns.js';
 import { native, type ColumnType, type NativeQueryOptions, type NativeResult } from './native.js';
 import { Partition } from './partition.js';
 import { DEFAULT_SLA, SlaTuner } from './sla.js';
@@ -60,6 +64,9 @@ export class Dataset {
   private ageTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private compaction: { target: Partition; sources: Set<Partition> } | null = null;
+  /** BM25 index over the `text` metadata, built on the first keyword search. */
+  private keyword: KeywordIndex | null = null;
+  private keywordBuild: Promise<KeywordIndex> | null = null;
 
   private constructor(
     private readonly storage: Storage,
@@ -133,6 +140,7 @@ export class Dataset {
         }
         this.recordRemovals(located, unique, null);
       });
+      if (this.keyword) for (const id of unique) this.keyword.remove(id);
       return this.applyRemovals(located, unique);
     });
   }
@@ -187,6 +195,13 @@ export class Dataset {
     });
     this.applyRemovals(located, idArray);
     native.segmentAppend(growing.handle, idArray, rows, columns.batches);
+    if (this.keyword) {
+      for (let i = 0; i < n; i++) {
+        const text = metas[i]?.[TEXT_FIELD];
+        if (typeof text === 'string' && text !== '') this.keyword.add(idArray[i], text);
+        else this.keyword.remove(idArray[i]);
+      }
+    }
     growing.firstWriteAt ??= Date.now();
     if (growing.rows >= this.record.promotion.max_buffer_vectors) await this.promoteLocked();
     return { upserted: n };
@@ -538,6 +553,96 @@ export class Dataset {
     return { nprobe: 0, beamWidth: 0, nlist: 0 };
   }
 
+  // ---------------------------------------------------------------- keywords and hybrid
+
+  /** The BM25 index, built from LMDB on first use with no write interleaving. */
+  private keywordIndex(): Promise<KeywordIndex> {
+    this.keywordBuild ??= this.exclusive(async () => (this.keyword = await rebuildKeywordIndex(this.storage, this.record.uid)))
+      .catch((e) => {
+        this.keywordBuild = null;
+        throw e;
+      });
+    return this.keywordBuild;
+  }
+
+  /** 1 for each id that is live and passes the predicates. */
+  private matchIds(ids: Float64Array, predicates: NativeQueryOptions['predicates']): Uint8Array {
+    const out = new Uint8Array(ids.length);
+    for (const p of this.partitions) {
+      const m = native.segmentMatch(p.handle, ids, { predicates });
+      for (let i = 0; i < m.length; i++) out[i] |= m[i];
+    }
+    return out;
+  }
+
+  /** Scores of the ids' vectors against a query (NaN for ids without a live vector). */
+  scoreIds(ids: Float64Array, query: Float32Array): Float32Array {
+    this.checkQuery(query, 1);
+    const out = new Float32Array(ids.length).fill(NaN);
+    for (const p of this.partitions) {
+      const s = native.segmentScore(p.handle, ids, query);
+      for (let i = 0; i < s.length; i++) if (!Number.isNaN(s[i])) out[i] = s[i];
+    }
+    return out;
+  }
+
+  /** Keyword (BM25) search over the `text` metadata, with the same filters as vector search. */
+  async keywordSearch(text: string, opts: SearchOptions = {}): Promise<{ id: number; score: number }[]> {
+    this.checkOpen();
+    if (typeof text !== 'string') throw invalid('the keyword query must be a string');
+    const { options } = this.plan(opts);
+    const index = await this.keywordIndex();
+    const k = options.k;
+    if (!options.predicates?.length) return index.search(text, k);
+    // Filters live in the native columns: ask for more candidates until k pass or none are left.
+    for (let want = k * 4; ; want *= 4) {
+      const found = index.search(text, want);
+      const mask = this.matchIds(Float64Array.from(found, (h) => h.id), options.predicates);
+      const passed = found.filter((_, i) => mask[i]);
+      if (passed.length >= k || found.length < want) return passed.slice(0, k);
+    }
+  }
+
+  /**
+   * Dense plus keyword search fused on normalised scores; `alpha` 1 is pure vector, 0 pure
+   * keyword. `runDense` lets a caller run the dense part elsewhere (a worker pool).
+   */
+  async hybridSearch(
+    query: Float32Array | null,
+    text: string,
+    opts: SearchOptions & { alpha: number },
+    runDense: (q: Float32Array, o: SearchOptions) => Promise<{ hits: Hit[]; receipt: Receipt }> = (q, o) => this.searchDetailed(q, o),
+  ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
+    if (!(opts.alpha >= 0 && opts.alpha <= 1)) throw invalid('alpha must be between 0 and 1');
+    const topK = opts.topK ?? 10;
+    const depth = Math.min(MAX_TOP_K, Math.max(topK * 4, 40));
+    const dense = query ? await runDense(query, { ...opts, topK: depth, includeMetadata: false }) : null;
+    const keyword = await this.keywordSearch(text, { ...opts, topK: depth });
+    const candidates = new Map<number, { id: number; dense: number; keyword: number }>();
+    for (const h of dense?.hits ?? []) candidates.set(h.id, { id: h.id, dense: h.score, keyword: 0 });
+    const keywordOnly: number[] = [];
+    for (const h of keyword) {
+      const c = candidates.get(h.id);
+      if (c) c.keyword = h.score;
+      else {
+        candidates.set(h.id, { id: h.id, dense: NaN, keyword: h.score });
+        keywordOnly.push(h.id);
+      }
+    }
+    if (query && keywordOnly.length > 0) {
+      const ids = Float64Array.from(keywordOnly);
+      const scores = this.scoreIds(ids, query);
+      ids.forEach((id, i) => (candidates.get(id)!.dense = scores[i]));
+    }
+    const fused = fuse([...candidates.values()], query ? opts.alpha : 0, topK);
+    const includeMetadata = opts.includeMetadata ?? true;
+    const hits = fused.map((f) => ({
+      ...f,
+      ...(includeMetadata ? { metadata: this.storage.meta.get([this.record.uid, f.id]) ?? {} } : {}),
+    }));
+    return { hits, receipt: dense?.receipt ?? null, keyword_candidates: keyword.length };
+  }
+
   // ---------------------------------------------------------------- settings and stats
 
   getVector(id: number): Float32Array | undefined {
@@ -685,6 +790,8 @@ export class Dataset {
     await this.queue.catch(() => undefined);
     await this.settle().catch(() => undefined);
     this.closed = true;
+    this.keyword = null;
+    this.keywordBuild = null;
     for (const p of this.partitions) native.segmentRelease(p.handle);
     this.partitions = [];
   }

@@ -81,6 +81,8 @@ export interface NativeAddon {
   segmentRemove(handle: number, ids: Float64Array): number;
   segmentContains(handle: number, ids: Float64Array): Uint8Array;
   segmentSeal(handle: number): void;
+  segmentMatch(handle: number, ids: Float64Array, options: { predicates?: NativePredicate[] }): Uint8Array;
+  segmentScore(handle: number, ids: Float64Array, query: Float32Array): Float32Array;
   segmentRowIds(handle: number): Float64Array;
   segmentReplaceColumns(handle: number, columns: NativeColumnBatch[], rows: number): void;
   segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;

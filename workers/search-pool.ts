@@ -51,6 +51,11 @@ export class SearchPool {
     return { hits: ds.hits(merged, opts.includeMetadata ?? true), receipt: { ...merged.receipt, elapsed_us: elapsed } };
   }
 
+  /** Hybrid search whose dense part runs on the pool. */
+  hybridSearch(ds: Dataset, query: Float32Array | null, text: string, opts: SearchOptions & { alpha: number }) {
+    return ds.hybridSearch(query, text, opts, (q, o) => this.search(ds, q, o));
+  }
+
   close(): Promise<void> {
     return this.pool.destroy();
   }

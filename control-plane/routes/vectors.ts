@@ -1,4 +1,5 @@
 /** Vector routes: insert (upsert), delete, payload, and search. */
+import type { Hit } from '../../engine/index.js';
 import type { SearchPool } from '../../workers/index.js';
 import type { DatasetRecord } from '../domain/dataset-record.js';
 import type { DatasetService } from '../domain/datasets.js';
@@ -9,6 +10,10 @@ import { reply, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import type { Metrics } from '../metrics.js';
 import * as S from '../schemas/datasets.js';
+import { parseRerankOption } from '../rerank/options.js';
+import type { RerankProviders } from '../rerank/providers.js';
+import { applyRerank } from '../rerank/rerank.js';
+import type { RerankStatus } from '../rerank/types.js';
 import type { ControlStore } from '../store.js';
 
 type Scalar = string | number | boolean | null;
@@ -21,7 +26,7 @@ interface VectorIn {
 /** Metadata keys that point at storage and are never returned. */
 const HIDDEN_KEYS = ['document_storage_key', 'document_storage_bucket', 'payload_ref'];
 
-export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: SearchPool, metrics: Metrics): Route[] {
+export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: SearchPool, metrics: Metrics, rerank: RerankProviders): Route[] {
   const externalIdOf = (r: DatasetRecord, id: number) => store.externalIds.get([r.id, id]);
 
   /** Integer ids of the request's ids; string ids are checked against the dataset's mapping. */
@@ -111,26 +116,60 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
         if (b.query_text !== undefined) {
           throw new ApiError('not_implemented', 'query_text needs the embedding layer, which is not built yet; send a raw vector in query');
         }
-        if (!b.query) throw new ApiError('invalid_request', 'query (a vector) is required');
-        if (b.query.length !== r.dim) throw new ApiError('invalid_request', `query has ${b.query.length} values; the dataset dimension is ${r.dim}`);
-        if (b.hybrid || b.sparse_query !== undefined) {
-          throw new ApiError('not_implemented', 'hybrid search is not built yet; search without hybrid');
+        if (b.query !== undefined && b.query.length !== r.dim) {
+          throw new ApiError('invalid_request', `query has ${b.query.length} values; the dataset dimension is ${r.dim}`);
         }
-        if (b.rerank !== undefined && b.rerank !== false && !(typeof b.rerank === 'object' && b.rerank && (b.rerank as { enabled?: boolean }).enabled === false)) {
-          throw new ApiError('not_implemented', 'the model reranker is not built yet; search without rerank');
+        // Hybrid per query, else the dataset's setting; it needs keyword text to search with.
+        const keywordText = b.sparse_query ?? b.query_text;
+        const hybrid = b.hybrid ?? (r.hybrid.enabled && keywordText !== undefined);
+        if (hybrid && (keywordText === undefined || keywordText.trim() === '')) {
+          throw new ApiError('invalid_request', 'hybrid search needs keyword text: send sparse_query');
         }
+        if (!b.query && !hybrid) throw new ApiError('invalid_request', 'query (a vector) is required');
+        const topK = b.top_k ?? 10;
+        const providers = rerank.providersFor(caller.orgId);
+        const rr = parseRerankOption(b.rerank, topK, { provider: rerank.defaultProvider, providers });
         const includeMetadata = b.include_metadata ?? true;
-        const { hits, receipt } = await pool.search(ds, Float32Array.from(b.query), {
-          topK: b.top_k ?? 10,
+        const searchOptions = {
+          topK: rr ? Math.max(topK, rr.top_n) : topK,
           nprobe: b.nprobe_override,
           rerankDepth: b.rerank_depth_override || undefined,
           filters: b.filters,
           advancedFilters: b.advanced_filters,
-          includeMetadata: includeMetadata || b.include_documents === true,
-        });
+          includeMetadata: includeMetadata || b.include_documents === true || rr !== null,
+        };
+        const query = b.query ? Float32Array.from(b.query) : null;
+        const searched: { hits: Hit[]; receipt: unknown } = hybrid
+          ? await pool.hybridSearch(ds, query, keywordText!, { ...searchOptions, alpha: b.alpha ?? r.hybrid.alpha })
+          : await pool.search(ds, query!, searchOptions);
         metrics.observeSearch();
+        const receipt = searched.receipt;
+        let hits = searched.hits;
+        let rerankStatus: RerankStatus | undefined;
+        let rerankScores: Map<number, number> | undefined;
+        if (rr) {
+          const byId = new Map(hits.map((h) => [h.id, h]));
+          const outcome = await applyRerank(
+            b.query_text ?? b.sparse_query ?? null,
+            hits.map((h) => ({ id: h.id, text: typeof h.metadata?.text === 'string' ? h.metadata.text : null, score: h.score })),
+            rr,
+            providers,
+          );
+          hits = outcome.ordered.map((c) => byId.get(c.id)!);
+          rerankStatus = outcome.status;
+          rerankScores = outcome.rerankScores;
+        }
         const results = hits.map((h) => {
           const out: Record<string, unknown> = { id: h.id, score: h.score };
+          if (hybrid) {
+            const f = h as Hit & { dense_score: number | null; keyword_score: number; dense_contribution: number; keyword_contribution: number };
+            Object.assign(out, {
+              dense_score: f.dense_score,
+              keyword_score: f.keyword_score,
+              dense_contribution: f.dense_contribution,
+              keyword_contribution: f.keyword_contribution,
+            });
+          }
           const external = externalIdOf(r, h.id);
           if (external !== undefined) out.external_id = external;
           if (includeMetadata) out.metadata = visible(h.metadata ?? {}, b.include_documents === true);
@@ -141,10 +180,11 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
           const text = h.metadata?.text;
           out.doc_kind = b.include_documents ? (typeof text === 'string' ? 'inline' : null) : null;
           if (b.include_documents) out.doc_value = typeof text === 'string' ? text : null;
+          if (rerankScores) out.rerank_score = rerankScores.get(h.id) ?? null;
           return out;
         });
         const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-        return reply(ctx, 200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt });
+        return reply(ctx, 200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt, ...(rerankStatus ? { rerank: rerankStatus } : {}) });
       },
     },
     ...notYet('POST', '/datasets/:datasetId/embed', 'embeddings are not built yet (they come with the embedding layer)'),

@@ -26,36 +26,47 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 export function tokenize(text: string): string[] {
   if (NON_ASCII.test(text)) text = text.normalize('NFKC');
+  const words = text.toLowerCase().match(WORD);
+  if (words === null) return [];
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD)) {
-    let t = m[0];
-    if (t.length === 1 || (t.length === 2 && t.codePointAt(0)! > 0xffff)) {
-      if (DIGIT.test(t)) out.push(t);
-      continue;
-    }
-    if (STOP_WORDS.has(t)) continue;
-    // A match of 13+ characters is a slice that keeps the whole lowercased text alive; a term
-    // that ends up as a map key would pin every document it came from.
-    if (t.length >= 13) t = (' ' + t).slice(1);
-    out.push(ASCII_WORD.test(t) ? stem(t) : t);
+  for (const w of words) {
+    const t = termOf(w);
+    if (t !== '') out.push(t);
   }
   return out;
 }
 
-// Vocabularies are Zipfian: most tokens are repeats, and a cache skips their stemming.
-const cache = new Map<string, string>();
-const CACHE_LIMIT = 100_000;
-
 /** The Porter (1980) stem of a lowercase a-z word, as in Martin Porter's reference C version. */
 export function stem(word: string): string {
-  if (word.length <= 2) return word;
-  let s = cache.get(word);
-  if (s === undefined) {
-    s = porter(word);
-    if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(word, s);
+  return word.length <= 2 ? word : porter(word);
+}
+
+// Vocabularies are Zipfian: most words are repeats, so their terms are cached. Two generations
+// keep the hot words when the cache turns over instead of emptying it.
+const CACHE_GENERATION = 65_536;
+let recent = new Map<string, string>();
+let older = new Map<string, string>();
+
+/** The term of one lowercase word, or '' when it is dropped. */
+function termOf(word: string): string {
+  let t = recent.get(word);
+  if (t !== undefined) return t;
+  // A match of 13+ characters is a slice that keeps the whole lowercased text alive; as a cache
+  // key or an index term it would pin the document it came from.
+  if (word.length >= 13) word = (' ' + word).slice(1);
+  t = older.get(word) ?? computeTerm(word);
+  if (recent.size >= CACHE_GENERATION) {
+    older = recent;
+    recent = new Map();
   }
-  return s;
+  recent.set(word, t);
+  return t;
+}
+
+function computeTerm(word: string): string {
+  if (word.length === 1 || (word.length === 2 && word.codePointAt(0)! > 0xffff)) return DIGIT.test(word) ? word : '';
+  if (STOP_WORDS.has(word)) return '';
+  return ASCII_WORD.test(word) ? stem(word) : word;
 }
 
 // The reference algorithm over a buffer b[0..k], j marking the end of the stem under test.

@@ -295,6 +295,30 @@ Napi::Value segment_replace_columns(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value segment_match(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> ids = ids_arg(info, 1);
+    std::vector<uint8_t> mask = seg->match(ids.data(), ids.size(), query_options(info[2]).predicates);
+    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), mask.size());
+    std::copy(mask.begin(), mask.end(), out.Data());
+    return out;
+  });
+}
+
+Napi::Value segment_score(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> ids = ids_arg(info, 1);
+    Napi::Float32Array query = float32_arg(info, 2, "query");
+    if (query.ElementLength() != seg->dim()) throw sable::Error("invalid_argument", "query length differs from the dimension");
+    std::vector<float> scores = seg->score(ids.data(), ids.size(), query.Data());
+    Napi::Float32Array out = Napi::Float32Array::New(info.Env(), scores.size());
+    std::copy(scores.begin(), scores.end(), out.Data());
+    return out;
+  });
+}
+
 Napi::Value segment_seal(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     segment_of(uint32_arg(info, 0, "handle"))->seal();
@@ -418,6 +442,8 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentRemove", segment_remove);
   set(env, exports, "segmentContains", segment_contains);
   set(env, exports, "segmentSeal", segment_seal);
+  set(env, exports, "segmentMatch", segment_match);
+  set(env, exports, "segmentScore", segment_score);
   set(env, exports, "segmentRowIds", segment_row_ids);
   set(env, exports, "segmentReplaceColumns", segment_replace_columns);
   set(env, exports, "segmentBuild", segment_build);

@@ -20,6 +20,8 @@ class VectorStore {
   const float* row(uint32_t r) const { return data_.data() + size_t(r) * dim_; }
   const float* data() const { return data_.data(); }
   void reserve(size_t rows) { data_.reserve(rows * dim_); }
+  // Drops spare capacity once no more rows come (a sealed segment): growth left up to 2x.
+  void shrink_to_fit() { data_.shrink_to_fit(); }
   void append(const float* rows, size_t n);
   // Replaces the contents (snapshot load).
   void assign(std::vector<float>&& data) { data_ = std::move(data); }

@@ -1,10 +1,17 @@
 // Inverted file index: k-means lists holding row ids and SQ8 codes of the residuals
-// (row - list centroid), contiguous per list. A query finds its nearest lists, scans their codes
-// for the best `rerank_depth` candidates and re-scores those exactly from the VectorStore.
+// (row - list centroid), contiguous per list. A query ranks the lists by brute force over the
+// centroids' own SQ8 codes, scans the nearest `nprobe` lists' codes for the best `rerank_depth`
+// candidates (rows allowed by the filter only) and re-scores those exactly from the VectorStore.
+// Code distances are one u8 x float (or, with AVX-512 VNNI, u8 x int8) dot product per code
+// plus per-list and per-code constants; see "Code scoring" in ivf.cpp.
 //
-// The coarse step (which lists to scan) is virtual: `ivf` ranks every centroid by brute force,
-// `sable` (sable.cpp) searches its many centroids through a small HNSW graph and reuses all the
-// rest: build, list layout, scanning, re-ranking, tuning, snapshots.
+// The coarse step is virtual: `sable` (sable.cpp) builds more lists and, past a size where that
+// pays, walks an HNSW graph over the centroids instead; everything else (build, list layout,
+// scanning, re-ranking, tuning, snapshots) is this class's.
+//
+// Build: k-means (kmeans.h) on up to 256 rows per centroid within a cost budget, rows assigned
+// to the nearest (SQ8-decoded) centroid, empty lists dropped, SQ8 trained on residuals, then
+// default_nprobe tuned on held-out rows. Searches are const and thread-safe (per-thread scratch).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -25,8 +32,8 @@ class IvfIndex : public VectorIndex {
   void save(Writer& w) const override;
   void load(Reader& r, const VectorStore& store) override;
   size_t memory_bytes() const override;
-  // Chosen at build: the fewest lists for which held-out rows of the segment find 95% of their
-  // exact 10 nearest neighbours (see tune_default_nprobe).
+  // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
+  // 95.5% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
   // Lists actually held (empty k-means clusters are dropped, so it can be below the requested nlist).
   uint32_t nlist() const override { return nlist_; }

@@ -441,10 +441,16 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   // Training sample: max_points_per_centroid points per centroid, drawn without replacement.
   const size_t per = std::max<uint32_t>(opt.max_points_per_centroid, 1);
   const size_t s = std::min(n, std::max(k, k * per));
-  std::vector<float> sample(s * dim);
-  if (s == n) {
+  // Every row, already in the form training needs (l2, or unit rows for spherical): no copy.
+  bool in_place = s == n;
+  if (in_place && opt.mode == KMeansMode::Spherical) {
+    const KernelTable& kt = active_kernels();
+    for (size_t i = 0; i < n && in_place; ++i) in_place = std::fabs(kt.ip_f32(x + i * dim, x + i * dim, dim) - 1.0f) < 1e-4f;
+  }
+  std::vector<float> sample(in_place ? 0 : s * dim);
+  if (!in_place && s == n) {
     std::memcpy(sample.data(), x, n * dim * sizeof(float));
-  } else {
+  } else if (!in_place) {
     std::vector<uint32_t> perm(n);
     std::iota(perm.begin(), perm.end(), 0u);
     for (size_t i = 0; i < s; ++i) {
@@ -454,13 +460,14 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
     std::sort(perm.begin(), perm.begin() + s);  // sequential reads of x
     for (size_t i = 0; i < s; ++i) std::memcpy(sample.data() + i * dim, x + size_t(perm[i]) * dim, dim * sizeof(float));
   }
-  if (opt.mode == KMeansMode::Spherical) normalize_rows(sample.data(), s, dim);
+  if (opt.mode == KMeansMode::Spherical && !in_place) normalize_rows(sample.data(), s, dim);
+  const float* train = in_place ? x : sample.data();
   float* cent = res.centroids.data();
   const uint32_t iters = std::max<uint32_t>(opt.iterations, 1);
 
   const size_t k1 = size_t(std::lround(std::sqrt(double(k))));
   if (!opt.two_level_min_k || k < opt.two_level_min_k || k1 < 2 || s <= k) {
-    lloyd(sample.data(), s, dim, k, iters, opt.mode, threads, rng, cent, report);
+    lloyd(train, s, dim, k, iters, opt.mode, threads, rng, cent, report);
     report(1.0);
     return res;
   }
@@ -469,9 +476,9 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   // k centroids proportional to its size, then full Lloyd iterations over all k to settle the
   // borders. Costs about s*sqrt(k) per iteration instead of s*k.
   std::vector<float> top(k1 * dim);
-  lloyd(sample.data(), s, dim, k1, iters, opt.mode, threads, rng, top.data(), [&](double f) { report(0.1 * f); });
+  lloyd(train, s, dim, k1, iters, opt.mode, threads, rng, top.data(), [&](double f) { report(0.1 * f); });
   std::vector<uint32_t> labels(s);
-  kmeans_assign(sample.data(), s, dim, top.data(), k1, opt.mode, threads, labels.data(), nullptr);
+  kmeans_assign(train, s, dim, top.data(), k1, opt.mode, threads, labels.data(), nullptr);
   std::vector<size_t> size1(k1, 0);
   for (uint32_t l : labels) ++size1[l];
   // Shares by largest remainder; a cluster gets at least one centroid and at most one per point.
@@ -508,7 +515,7 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   {
     std::vector<size_t> fill(start.begin(), start.end() - 1);
     for (size_t i = 0; i < s; ++i)
-      std::memcpy(grouped.data() + (fill[labels[i]]++) * dim, sample.data() + i * dim, dim * sizeof(float));
+      std::memcpy(grouped.data() + (fill[labels[i]]++) * dim, train + i * dim, dim * sizeof(float));
   }
   std::vector<uint64_t> seeds(k1);
   for (auto& sd : seeds) sd = rng();
@@ -532,13 +539,13 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   // Fill any shortfall with random sample points, then settle with full iterations.
   for (size_t c = k_got; c < k; ++c) {
     std::uniform_int_distribution<size_t> pick(0, s - 1);
-    std::memcpy(cent + c * dim, sample.data() + pick(rng) * dim, dim * sizeof(float));
+    std::memcpy(cent + c * dim, train + pick(rng) * dim, dim * sizeof(float));
   }
   const uint32_t refine = std::min<uint32_t>(opt.two_level_refine_iterations, iters);
   labels.assign(s, 0);
   for (uint32_t it = 0; it < refine; ++it) {
-    kmeans_assign(sample.data(), s, dim, cent, k, opt.mode, threads, labels.data(), nullptr);
-    update_centroids(sample.data(), s, dim, labels.data(), k, opt.mode, rng, cent);
+    kmeans_assign(train, s, dim, cent, k, opt.mode, threads, labels.data(), nullptr);
+    update_centroids(train, s, dim, labels.data(), k, opt.mode, rng, cent);
     report(0.7 + 0.3 * double(it + 1) / refine);
   }
   report(1.0);

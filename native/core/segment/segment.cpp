@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <mutex>
 
 #include "../io.h"
@@ -53,8 +54,36 @@ std::vector<uint8_t> Segment::contains(const int64_t* ids, size_t n) const {
   return out;
 }
 
+std::vector<uint8_t> Segment::match(const int64_t* ids, size_t n, const std::vector<Predicate>& preds) const {
+  std::shared_lock lock(mu_);
+  std::vector<uint8_t> out(n, 0);
+  Bitset pass;
+  if (!preds.empty()) pass = columns_.evaluate(preds, ids_.size());
+  for (size_t i = 0; i < n; ++i) {
+    auto it = row_of_.find(ids[i]);
+    if (it != row_of_.end() && (preds.empty() || pass.test(it->second))) out[i] = 1;
+  }
+  return out;
+}
+
+std::vector<float> Segment::score(const int64_t* ids, size_t n, const float* query) const {
+  std::shared_lock lock(mu_);
+  std::vector<float> prepared(store_.dim());
+  store_.prepare_query(query, prepared.data());
+  std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
+  for (size_t i = 0; i < n; ++i) {
+    auto it = row_of_.find(ids[i]);
+    if (it != row_of_.end()) out[i] = score_from_distance(store_.metric(), store_.distance(prepared.data(), it->second));
+  }
+  return out;
+}
+
 void Segment::seal() {
   std::unique_lock lock(mu_);
+  if (!sealed_) {
+    store_.shrink_to_fit();
+    ids_.shrink_to_fit();
+  }
   sealed_ = true;
 }
 
@@ -62,6 +91,11 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
   {
     std::unique_lock lock(mu_);
     if (index_status_ == IndexStatus::Building) throw Error("index_building", "an index build is already running on this segment");
+    if (!sealed_) {
+      // Last chance to move rows: nothing holds pointers into the store before its first index.
+      store_.shrink_to_fit();
+      ids_.shrink_to_fit();
+    }
     sealed_ = true;
     index_status_ = IndexStatus::Building;
     progress_ = 0;

@@ -56,6 +56,10 @@ class Segment {
   size_t remove(const int64_t* ids, size_t n);
   // 1 for each id live in this segment, else 0.
   std::vector<uint8_t> contains(const int64_t* ids, size_t n) const;
+  // 1 for each id live here whose row satisfies every predicate (hybrid keyword candidates).
+  std::vector<uint8_t> match(const int64_t* ids, size_t n, const std::vector<Predicate>& preds) const;
+  // User-facing score of each id's row against a raw query; NaN where the id is not live here.
+  std::vector<float> score(const int64_t* ids, size_t n, const float* query) const;
   // Seals the segment (no more appends) and builds its index; blocks the caller, not readers.
   void build(IndexType type, const BuildOptions& opts);
   void seal();
