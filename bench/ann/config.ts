@@ -53,10 +53,15 @@ export interface Plan {
   maxSecondsPerSetting: number;
   /** Selectivities of the filtered cases (fraction of the indexed vectors that pass). */
   selectivities: number[];
+  filteredTwoThreads: boolean;
+  /** Queries used for the exact (flat) indexes. */
+  flatQueries: number;
   recallTarget: number;
   installFaiss: boolean;
   outDir: string | null;
   keepTmp: boolean;
+  /** Re-render ann.md / ann.svg from this ann.json instead of measuring. */
+  renderFrom: string | null;
 }
 
 /** Full sizes: GloVe and MNIST whole; the synthetic set has 200k vectors. */
@@ -78,7 +83,7 @@ export function parseArgs(argv: string[]): Plan {
     if (eq < 0) flags.set(a.slice(2), true);
     else flags.set(a.slice(2, eq), a.slice(eq + 1));
   }
-  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size']);
+  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size', 'render']);
   for (const f of flags.keys()) if (!known.has(f)) throw new Error(`unknown flag --${f}; try --help`);
   if (flags.has('help')) {
     process.stdout.write(HELP);
@@ -97,7 +102,9 @@ export function parseArgs(argv: string[]): Plan {
       if ((ALL_LIBS as readonly string[]).includes(n)) return [n as LibName];
       throw new Error(`unknown library ${n}; known: ${[...Object.keys(GROUPS), ...ALL_LIBS].join(', ')}`);
     });
-  let libs = [...ALL_LIBS];
+  // Quick mode leaves FAISS's HNSW out (its Debian build is generic x86-64 and slow to build);
+  // --only can ask for it.
+  let libs = full ? [...ALL_LIBS] : ALL_LIBS.filter((l) => l !== 'faiss-hnsw');
   const only = listFlag('only');
   if (only) libs = ALL_LIBS.filter((l) => expand(only).includes(l));
   const skip = listFlag('skip');
@@ -132,19 +139,22 @@ export function parseArgs(argv: string[]): Plan {
           { m: 16, efConstruction: 200 },
           { m: 32, efConstruction: 200 },
         ]
-      : [{ m: 16, efConstruction: 100 }],
+      : [{ m: 16, efConstruction: 64 }],
     nlist: (n) => pow2Near(4 * Math.sqrt(n)),
     efSweep: full ? [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024] : [10, 20, 40, 80, 160, 320, 640],
     nprobeSweep: full
       ? [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
       : [1, 2, 4, 8, 16, 32, 64, 128, 256],
-    stopRecall: 0.999,
-    maxSecondsPerSetting: full ? 60 : 8,
+    stopRecall: full ? 0.999 : 0.99,
+    maxSecondsPerSetting: full ? 60 : 2,
     selectivities: [0.5, 0.1, 0.01, 0.001],
+    filteredTwoThreads: full,
+    flatQueries: full ? Infinity : 200,
     recallTarget: 0.95,
     installFaiss: !flags.has('no-install'),
     outDir: typeof out === 'string' ? out : null,
     keepTmp: flags.has('keep-tmp'),
+    renderFrom: typeof flags.get('render') === 'string' ? (flags.get('render') as string) : null,
   };
 }
 
@@ -153,7 +163,8 @@ const HELP = `npm run bench:ann [-- flags]
 Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch and FAISS
 (Debian's libfaiss through a C++ harness) on GloVe-100, MNIST-784 and a synthetic 768-d set.
 
-  --full                whole sets, denser sweeps, two HNSW build settings (quick mode otherwise)
+  --full                whole sets, denser sweeps, two HNSW build settings, faiss-hnsw, all
+                        queries for the exact indexes, two-thread filtered cases (quick otherwise)
   --only=a,b            libraries or groups: sable, sable-hnsw, sable-ivf, sable-flat, hnswlib,
                         usearch, faiss, faiss-hnsw, faiss-ivf, faiss-flat, peers
   --skip=a,b            the same names, left out
@@ -163,4 +174,5 @@ Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch
   --no-install          do not apt-get install libfaiss-dev when it is missing
   --out=DIR             write ann.md / ann.svg / ann.json there (default bench/results)
   --keep-tmp            keep the index files written for worker threads
+  --render=FILE         only re-render ann.md / ann.svg from a previous ann.json
 `;

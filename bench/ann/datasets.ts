@@ -194,7 +194,7 @@ function prepareMnist(nq: number): void {
       metric: 'l2',
       count: train.count,
       nq,
-      source: `npm ${DATA_PACKAGES.mnist.name}@${DATA_PACKAGES.mnist.version} (IDX files; ${train.count} training images indexed, first ${nq} test images as queries)`,
+      source: `npm ${DATA_PACKAGES.mnist.name}@${DATA_PACKAGES.mnist.version} (IDX files): the ${train.count} training images are the indexed set (a prefix in quick mode), the first ${nq} test images the queries`,
       format: FORMAT,
     },
     base,
@@ -277,7 +277,7 @@ export function prepareSet(name: SetName, n: number, nq: number): SetMeta {
   // GloVe and MNIST are cached whole; the synthetic set is generated up to the size asked for.
   if (have && have.nq >= nq && (name !== 'synthetic' || have.count >= n)) return have;
   const t0 = Date.now();
-  const wantQ = Math.max(nq, have?.nq ?? 0);
+  const wantQ = Math.max(nq, have?.nq ?? 0, 1000); // GloVe's indexed set depends on it: keep it stable
   if (name === 'glove') prepareGlove(wantQ);
   else if (name === 'mnist') prepareMnist(wantQ);
   else prepareSynthetic(wantQ, Math.max(Number.isFinite(n) ? n : SYNTHETIC.fullCount, have?.count ?? 0));

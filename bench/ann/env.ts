@@ -106,3 +106,16 @@ export function blasInUse(): string {
     return 'unknown';
   }
 }
+
+/** Compile the exact brute-force tool (bench/ann/groundtruth.cpp); null when g++ is missing or fails. */
+export function ensureGroundTruthTool(): string | null {
+  const bin = paths.gtBinary;
+  if (existsSync(bin) && statSync(bin).mtimeMs >= statSync(paths.gtSource).mtimeMs) return bin;
+  if (!has('g++') || !existsSync(paths.gtSource)) return null;
+  ensureDir(paths.build);
+  log(`compiling ${paths.gtSource} -> ${bin}`);
+  const r = spawnSync('g++', ['-O3', '-march=native', '-fopenmp-simd', '-pthread', '-std=c++17', paths.gtSource, '-o', bin], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  return r.status === 0 ? bin : null;
+}

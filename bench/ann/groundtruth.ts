@@ -1,11 +1,12 @@
-// Exact ground truth by brute force (worker threads, double precision), cached in
+// Exact ground truth by brute force (C++ tool or JS worker threads, double precision), cached in
 // bench/.cache/gt/ per set, size and query count: the unfiltered top-k and the top-k under each
 // filter `bucket < T` used by sable's filtered cases.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { BUCKETS, type SetName } from './config.js';
-import { loadSet } from './datasets.js';
+import { basePath, loadSet, queriesPath, type LoadedSet } from './datasets.js';
 import type { GtWorkerInput, GtWorkerOutput } from './gt-worker.js';
 import { bucketOf, rowNorms, thresholdFor, type GroundTruth } from './metrics.js';
 import { ensureDir, paths } from './paths.js';
@@ -28,8 +29,9 @@ export async function ensureGroundTruth(
   k: number,
   selectivities: number[],
   threads: number,
+  tool: string | null,
 ): Promise<{ file: string; gt: GroundTruth; cached: boolean }> {
-  const data = loadSet(set, n, nq, true);
+  const data = loadSet(set, n, nq, !tool);
   const file = gtPath(set, data.n, nq, k, data.meta.nq);
   const wanted = [null, ...[...selectivities].sort((a, b) => b - a).map(thresholdFor)];
   if (existsSync(file)) {
@@ -39,7 +41,109 @@ export async function ensureGroundTruth(
   }
   const { dim, metric } = data.meta;
   const t0 = Date.now();
-  process.stderr.write(`[gt] ${set}: brute force ${nq} queries x ${data.n} vectors (${dim}-d, ${metric}) on ${threads} threads, once (cached)\n`);
+  process.stderr.write(
+    `[gt] ${set}: brute force ${nq} queries x ${data.n} vectors (${dim}-d, ${metric}) on ${threads} threads (${tool ? 'C++' : 'JS'}), once (cached)\n`,
+  );
+  const parts = tool ? await viaTool(tool, set, data.n, data.meta.dim, nq, k, metric, wanted, threads) : await viaWorkers(data, nq, k, wanted, threads);
+  parts.sort((a, b) => a.qStart - b.qStart);
+  const counts = new Map<number, number>();
+  for (let r = 0; r < data.n; r++) {
+    const b = bucketOf(r);
+    counts.set(b, (counts.get(b) ?? 0) + 1);
+  }
+  const matching = (t: number | null) => {
+    if (t === null) return data.n;
+    let c = 0;
+    for (let b = 0; b < t; b++) c += counts.get(b) ?? 0;
+    return c;
+  };
+  const gt: GroundTruth = {
+    set,
+    n: data.n,
+    nq,
+    k,
+    metric,
+    cases: wanted.map((t, c) => ({
+      name: t === null ? 'all' : `bucket<${t}`,
+      selectivity: t === null ? 1 : t / BUCKETS,
+      matching: matching(t),
+      threshold: t,
+      ids: parts.flatMap((p) => p.ids[c]!),
+      dists: parts.flatMap((p) => p.dists[c]!),
+    })),
+  };
+  ensureDir(paths.gt);
+  writeFileSync(`${file}.tmp`, JSON.stringify(gt));
+  renameSync(`${file}.tmp`, file);
+  process.stderr.write(`[gt] ${set}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  return { file, gt, cached: false };
+}
+
+/** The C++ brute force (bench/ann/groundtruth.cpp): same definition, about 20x faster. */
+async function viaTool(
+  tool: string,
+  set: SetName,
+  n: number,
+  dim: number,
+  nq: number,
+  k: number,
+  metric: string,
+  thresholds: (number | null)[],
+  threads: number,
+): Promise<GtWorkerOutput[]> {
+  const stamp = join(ensureDir(paths.tmp), `gt-${set}-${process.pid}`);
+  const buckets = new Uint16Array(n);
+  for (let r = 0; r < n; r++) buckets[r] = bucketOf(r);
+  writeFileSync(`${stamp}.buckets`, new Uint8Array(buckets.buffer));
+  const args = {
+    base: basePath(set),
+    n,
+    dim,
+    queries: queriesPath(set),
+    nq,
+    k,
+    metric,
+    buckets: `${stamp}.buckets`,
+    thresholds: thresholds.filter((t) => t !== null).join(','),
+    threads,
+    out: `${stamp}.out`,
+  };
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(tool, Object.entries(args).flatMap(([key, v]) => [`--${key}`, String(v)]), { stdio: ['ignore', 'inherit', 'inherit'] });
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`groundtruth exited with ${code}`))));
+  });
+  const buf = readFileSync(`${stamp}.out`);
+  unlinkSync(`${stamp}.out`);
+  unlinkSync(`${stamp}.buckets`);
+  const rec = k * 4 + k * 8;
+  const out: GtWorkerOutput = { qStart: 0, ids: [], dists: [] };
+  for (let c = 0; c < thresholds.length; c++) {
+    const ids: number[][] = [];
+    const dists: number[][] = [];
+    for (let q = 0; q < nq; q++) {
+      const off = (c * nq + q) * rec;
+      const row: number[] = [];
+      const drow: number[] = [];
+      for (let i = 0; i < k; i++) {
+        const id = buf.readInt32LE(off + i * 4);
+        if (id < 0) break;
+        row.push(id);
+        drow.push(buf.readDoubleLE(off + k * 4 + i * 8));
+      }
+      ids.push(row);
+      dists.push(drow);
+    }
+    out.ids.push(ids);
+    out.dists.push(dists);
+  }
+  return [out];
+}
+
+/** The pure-JS brute force on worker threads (used when the C++ tool cannot be compiled). */
+async function viaWorkers(data: LoadedSet, nq: number, k: number, wanted: (number | null)[], threads: number): Promise<GtWorkerOutput[]> {
+  const { dim, metric } = data.meta;
+  const set = data.meta.name;
   let baseNorms: Float64Array | null = null;
   if (metric === 'cosine') {
     const norms = rowNorms(data.base, dim);
@@ -78,36 +182,5 @@ export async function ensureGroundTruth(
       });
     }),
   );
-  parts.sort((a, b) => a.qStart - b.qStart);
-  const counts = new Map<number, number>();
-  for (let r = 0; r < data.n; r++) {
-    const b = bucketOf(r);
-    counts.set(b, (counts.get(b) ?? 0) + 1);
-  }
-  const matching = (t: number | null) => {
-    if (t === null) return data.n;
-    let c = 0;
-    for (let b = 0; b < t; b++) c += counts.get(b) ?? 0;
-    return c;
-  };
-  const gt: GroundTruth = {
-    set,
-    n: data.n,
-    nq,
-    k,
-    metric,
-    cases: wanted.map((t, c) => ({
-      name: t === null ? 'all' : `bucket<${t}`,
-      selectivity: t === null ? 1 : t / BUCKETS,
-      matching: matching(t),
-      threshold: t,
-      ids: parts.flatMap((p) => p.ids[c]!),
-      dists: parts.flatMap((p) => p.dists[c]!),
-    })),
-  };
-  ensureDir(paths.gt);
-  writeFileSync(`${file}.tmp`, JSON.stringify(gt));
-  renameSync(`${file}.tmp`, file);
-  process.stderr.write(`[gt] ${set}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-  return { file, gt, cached: false };
+  return parts;
 }

@@ -112,14 +112,14 @@ export interface GroundTruth {
 }
 
 /**
- * Recall@k of `results` (ids per query) against `gt`. A returned id that is not among the true
+ * Recall@k of `results` (ids per query, for the first results.length queries) against `gt`. A returned id that is not among the true
  * top-k still counts when its exact distance ties the k-th true distance (duplicates in the data),
  * and never counts when it fails the case's filter or repeats.
  */
 export function recallAtK(results: ArrayLike<number>[], gt: GtCase, k: number, exact: ExactDistance): number {
   let hit = 0;
   let want = 0;
-  for (let q = 0; q < gt.ids.length; q++) {
+  for (let q = 0; q < Math.min(gt.ids.length, results.length); q++) {
     const truth = gt.ids[q]!;
     const need = Math.min(k, truth.length);
     want += need;
@@ -127,7 +127,7 @@ export function recallAtK(results: ArrayLike<number>[], gt: GtCase, k: number, e
     const truthSet = new Set(truth.slice(0, need));
     const kth = gt.dists[q]![need - 1]!;
     const tol = 1e-6 * Math.max(1, Math.abs(kth));
-    const got = results[q] ?? [];
+    const got = results[q]!;
     const seen = new Set<number>();
     let h = 0;
     for (let i = 0; i < Math.min(k, got.length); i++) {

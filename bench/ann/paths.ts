@@ -36,12 +36,14 @@ export const paths = {
   build: join(repoRoot, 'bench', 'build'),
   faissSource: join(repoRoot, 'bench', 'faiss', 'faiss_bench.cpp'),
   faissBinary: join(repoRoot, 'bench', 'build', 'faiss_bench'),
+  gtSource: join(repoRoot, 'bench', 'ann', 'groundtruth.cpp'),
+  gtBinary: join(repoRoot, 'bench', 'build', 'groundtruth'),
   results: join(repoRoot, 'bench', 'results'),
   child: join(compiledDir, 'child.js'),
   gtWorker: join(compiledDir, 'gt-worker.js'),
   hnswlibWorker: join(compiledDir, 'libs', 'hnswlib-worker.js'),
-  /** The compiled engine, relative to dist/bench/ann (resolved at run time, see libs/sable.ts). */
-  engineModule: join(compiledDir, '..', '..', 'engine', 'index.js'),
+  /** The compiled engine (loaded at run time, see libs/sable.ts). */
+  engineModule: join(repoRoot, 'dist', 'engine', 'index.js'),
 };
 
 export function ensureDir(dir: string): string {

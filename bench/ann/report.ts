@@ -20,6 +20,8 @@ export interface RunReport {
   cpu: { model: string; cores: number; simd: string[] };
   node: string;
   isa: { sable: string | null; usearch: string | null; faiss: string | null; blas: string | null };
+  /** 1-minute load average at the start and the end (the machine may be shared). */
+  load?: [number, number];
   versions: Record<string, string>;
   k: number;
   recallTarget: number;
@@ -35,11 +37,6 @@ export const isSable = (lib: LibName) => (SABLE_LIBS as readonly string[]).inclu
 export function seriesName(run: LibRun, all: LibRun[]): string {
   const builds = new Set(all.filter((r) => r.lib === run.lib && r.set === run.set).map((r) => r.build));
   return builds.size > 1 ? `${run.lib} (${run.build})` : run.lib;
-}
-
-/** The swept points (not the "default" extra), best-first order irrelevant. */
-function sweptPoints(run: LibRun): SweepPoint[] {
-  return run.points.filter((p) => p.param !== 'default');
 }
 
 export function bestAtTarget(run: LibRun, target: number): SweepPoint | null {
@@ -65,20 +62,38 @@ export function bestPeer(runs: LibRun[], set: SetName, target: number): { run: L
   return best;
 }
 
+/** Best point at the target over every build of a library on a set. */
+function bestOfLib(runs: LibRun[], lib: LibName, set: SetName, target: number): { run: LibRun; point: SweepPoint } | null {
+  let best: { run: LibRun; point: SweepPoint } | null = null;
+  for (const r of runs) {
+    if (r.lib !== lib || r.set !== set || r.error) continue;
+    const p = bestAtTarget(r, target);
+    if (p && (!best || p.qps1 > best.point.qps1)) best = { run: r, point: p };
+  }
+  return best;
+}
+
+/** One row per library: its best one-thread QPS at the target on each set; then sable / best peer. */
 export function summaryRows(report: RunReport): string[][] {
   const sets = Object.keys(report.sets) as SetName[];
-  const keys: { lib: LibName; build: string }[] = [];
-  for (const r of report.runs) if (!keys.some((k) => k.lib === r.lib && k.build === r.build)) keys.push({ lib: r.lib, build: r.build });
+  const libs = [...new Set(report.runs.map((r) => r.lib))];
   const rows: string[][] = [];
-  for (const key of keys) {
-    const row = [key.lib, key.build];
+  for (const lib of libs) {
+    const builds = [...new Set(report.runs.filter((r) => r.lib === lib).map((r) => r.build))];
+    const buildInCell = builds.length > 1;
+    const row = [lib, buildInCell ? 'see cells' : (builds[0] ?? '')];
     for (const set of sets) {
-      const run = report.runs.find((r) => r.set === set && r.lib === key.lib && r.build === key.build);
-      if (!run) row.push('–');
-      else if (run.error) row.push('error');
+      const runs = report.runs.filter((r) => r.set === set && r.lib === lib);
+      if (runs.length === 0) row.push('–');
+      else if (runs.every((r) => r.error)) row.push('error');
       else {
-        const p = bestAtTarget(run, report.recallTarget);
-        row.push(p ? `${fmtInt(p.qps1)} (${p.param}, ${p.recall.toFixed(3)})` : `< ${report.recallTarget} (max ${Math.max(...run.points.map((x) => x.recall), 0).toFixed(3)})`);
+        const best = bestOfLib(report.runs, lib, set, report.recallTarget);
+        if (best) {
+          row.push(`${fmtInt(best.point.qps1)} (${best.point.param}${buildInCell ? `, ${best.run.build}` : ''}, ${best.point.recall.toFixed(3)})`);
+        } else {
+          const max = Math.max(0, ...runs.flatMap((r) => r.points.map((x) => x.recall)));
+          row.push(`recall < ${report.recallTarget} (max ${max.toFixed(3)})`);
+        }
       }
     }
     rows.push(row);
@@ -88,12 +103,8 @@ export function summaryRows(report: RunReport): string[][] {
     const row = [`**${lib} / best peer**`, ''];
     for (const set of sets) {
       const peer = bestPeer(report.runs, set, report.recallTarget);
-      const mine = report.runs
-        .filter((r) => r.set === set && r.lib === lib && !r.error)
-        .map((r) => bestAtTarget(r, report.recallTarget))
-        .filter((p): p is SweepPoint => p !== null)
-        .sort((a, b) => b.qps1 - a.qps1)[0];
-      row.push(peer && mine ? `**${(mine.qps1 / peer.point.qps1).toFixed(2)}×** (vs ${peer.run.lib})` : '–');
+      const mine = bestOfLib(report.runs, lib, set, report.recallTarget);
+      row.push(peer && mine ? `**${(mine.point.qps1 / peer.point.qps1).toFixed(2)}×** (vs ${peer.run.lib})` : '–');
     }
     rows.push(row);
   }
@@ -115,7 +126,8 @@ export function renderMarkdown(report: RunReport): string {
   out.push('');
   out.push(`- commit: \`${report.commit}\``);
   out.push(`- CPU: ${report.cpu.model}, ${report.cpu.cores} cores; SIMD: ${report.cpu.simd.join(', ') || 'unknown'}`);
-  out.push(`- sable kernel ISA: ${report.isa.sable ?? 'not measured'}; usearch: ${report.isa.usearch ?? '–'}; FAISS: ${report.isa.faiss ?? '–'}, BLAS ${report.isa.blas ?? '–'}`);
+  out.push(`- sable kernel ISA: **${report.isa.sable ?? 'not measured'}**; usearch targets available: ${report.isa.usearch ?? '–'}; FAISS: ${report.isa.faiss ?? '–'}, BLAS ${report.isa.blas ?? '–'}`);
+  if (report.load) out.push(`- load average (1 min) at start / end: ${report.load[0].toFixed(2)} / ${report.load[1].toFixed(2)} on ${report.cpu.cores} cores (above ~0.5 the machine was shared and the QPS figures are noisy)`);
   out.push(`- Node ${report.node}; ${Object.entries(report.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   for (const s of report.skipped) out.push(`- not measured: ${s.lib}: ${s.reason}`);
   out.push('');
@@ -226,5 +238,3 @@ export function renderConsoleSummary(report: RunReport): string {
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   return [`best one-thread QPS at recall@${report.k} >= ${report.recallTarget}:`, line(head), ...rows.map(line)].join('\n');
 }
-
-export { sweptPoints };

@@ -47,10 +47,12 @@ export function renderSvg(report: RunReport): string {
   const ph = 330;
   const m = { l: 62, r: 16, t: 34, b: 46 };
   const series = [...new Set(runs.map((r) => seriesName(r, runs)))];
-  const legendCols = 3;
+  const width = Math.max(860, Math.max(1, sets.length) * pw);
+  const labelOf = (run: LibRun) => `${seriesName(run, runs)}${run.version ? ` ${run.version}` : ''}`;
+  const colW = Math.max(230, 44 + 6.3 * Math.max(0, ...runs.map((r) => labelOf(r).length)));
+  const legendCols = Math.max(1, Math.floor((width - m.l) / colW));
   const legendH = 22 + Math.ceil(series.length / legendCols) * 18;
-  const width = Math.max(1, sets.length) * pw;
-  const height = ph + legendH + 30;
+  const height = ph + legendH + 48;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`);
   parts.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
@@ -65,7 +67,7 @@ export function renderSvg(report: RunReport): string {
     return i <= 0 ? '' : ' stroke-dasharray="5 3"';
   };
   const markerOf = (run: LibRun) => {
-    const builds = [...new Set(runs.filter((r) => r.lib === run.lib).map((r) => r.build))];
+    const builds = [...new Set(runs.filter((r) => r.lib === run.lib && r.set === run.set).map((r) => r.build))];
     return MARKERS[Math.max(0, builds.indexOf(run.build)) % MARKERS.length]!;
   };
 
@@ -86,13 +88,19 @@ export function renderSvg(report: RunReport): string {
       parts.push(`<text x="${(x0 + x1) / 2}" y="${(y0 + y1) / 2}" text-anchor="middle" fill="#888">no results</text></g>`);
       return;
     }
+    // x: recall on a "nines" scale, -log10(1 - recall), so 0.9 / 0.99 / 0.999 are evenly spaced;
+    // 1 - recall is floored at one miss in the whole query set (recall 1 sits at the right edge).
+    const floor = 1 / (info.nq * report.k);
+    const nines = (r: number) => -Math.log10(Math.max(1 - r, floor));
     const minRecall = Math.min(...pts.map((p) => p.recall));
-    const rx0 = Math.max(0, Math.min(0.9, Math.floor(minRecall * 10) / 10));
-    const rx1 = 1;
+    const ticks = [0, 0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999].filter((t) => 1 - t > floor * 1.5);
+    const firstTick = [...ticks].reverse().find((t) => t <= minRecall) ?? 0;
+    const rx0 = nines(firstTick);
+    const rx1 = nines(1) + 0.12; // room for the markers at recall 1
     const lq = pts.map((p) => Math.log10(p.qps1));
     const qy0 = Math.floor(Math.min(...lq));
     const qy1 = Math.max(qy0 + 1, Math.ceil(Math.max(...lq)));
-    const X = (r: number) => x0 + ((r - rx0) / (rx1 - rx0)) * (x1 - x0);
+    const X = (r: number) => x0 + ((nines(r) - rx0) / (rx1 - rx0)) * (x1 - x0);
     const Y = (q: number) => y0 - ((Math.log10(q) - qy0) / (qy1 - qy0)) * (y0 - y1);
     // Grid and axes.
     for (let e = qy0; e <= qy1; e++) {
@@ -104,15 +112,14 @@ export function renderSvg(report: RunReport): string {
         if (mult === 1 || qy1 - qy0 <= 2) parts.push(`<text x="${x0 - 5}" y="${num(y + 4)}" text-anchor="end">${fmtQps(v)}</text>`);
       }
     }
-    const step = rx1 - rx0 > 0.5 ? 0.1 : 0.05;
-    for (let r = rx0; r <= rx1 + 1e-9; r += step) {
+    for (const r of [...ticks.filter((t) => t >= firstTick), 1]) {
       const x = X(r);
       parts.push(`<line x1="${num(x)}" y1="${y1}" x2="${num(x)}" y2="${y0}" stroke="#eee"/>`);
-      parts.push(`<text x="${num(x)}" y="${y0 + 15}" text-anchor="middle">${r.toFixed(2)}</text>`);
+      parts.push(`<text x="${num(x)}" y="${y0 + 15}" text-anchor="middle" font-size="10">${r === 1 ? '1' : String(r)}</text>`);
     }
     const tx = X(report.recallTarget);
     parts.push(`<line x1="${num(tx)}" y1="${y1}" x2="${num(tx)}" y2="${y0}" stroke="#d62728" stroke-dasharray="4 3" opacity="0.6"/>`);
-    parts.push(`<text x="${x0 + (x1 - x0) / 2}" y="${y0 + 34}" text-anchor="middle">recall@${report.k}</text>`);
+    parts.push(`<text x="${x0 + (x1 - x0) / 2}" y="${y0 + 34}" text-anchor="middle">recall@${report.k} (scale: −log10(1 − recall))</text>`);
     parts.push(`<text transform="translate(${x0 - 46},${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle">queries/s, one thread (log)</text>`);
     // Curves: points in sweep order; the engine's "default" point is drawn hollow, unconnected.
     parts.push(`<clipPath id="clip-${set}"><rect x="${x0}" y="${y1}" width="${x1 - x0}" height="${y0 - y1}"/></clipPath>`);
@@ -135,7 +142,6 @@ export function renderSvg(report: RunReport): string {
   // Legend.
   const ly = ph + 34;
   parts.push(`<text x="${m.l}" y="${ly}" font-weight="bold">Libraries</text>`);
-  const colW = Math.min(380, (width - m.l) / legendCols);
   series.forEach((name, i) => {
     const run = runs.find((r) => seriesName(r, runs) === name)!;
     const color = PALETTE[run.lib] ?? '#000';
@@ -143,7 +149,7 @@ export function renderSvg(report: RunReport): string {
     const y = ly + 16 + Math.floor(i / legendCols) * 18;
     parts.push(`<line x1="${x}" y1="${y - 4}" x2="${x + 26}" y2="${y - 4}" stroke="${color}" stroke-width="2"${buildDash(run)}/>`);
     parts.push(marker(markerOf(run), x + 13, y - 4, color));
-    parts.push(`<text x="${x + 32}" y="${y}">${esc(`${name} ${run.version ? `(${run.version})` : ''}`)}</text>`);
+    parts.push(`<text x="${x + 32}" y="${y}">${esc(labelOf(run))}</text>`);
   });
   parts.push(`<text x="${width - 8}" y="${height - 6}" text-anchor="end" fill="#666">hollow circle: sable's default setting (no nprobe/beamWidth given); dashed: second build setting</text>`);
   parts.push('</svg>');

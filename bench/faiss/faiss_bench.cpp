@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
             index.reset(ivf);
             index->train(n, base.data());
             index->add(n, base.data());
-            label = "nlist=" + std::to_string(nlist) + " (k-means 10 it, <=64 pts/list)";
+            label = "nlist=" + std::to_string(nlist);
         } else if (kind == "flat") {
             index.reset(new faiss::IndexFlat(d, mt));
             index->add(n, base.data());

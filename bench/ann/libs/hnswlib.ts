@@ -1,12 +1,12 @@
 // hnswlib-node 3.0.0: HierarchicalNSW, built point by point (its API takes number[] points and has
 // no batch insert or batch search), searched with searchKnn per query. Two-thread QPS: the index is
 // saved to a file and loaded by two worker_threads, each answering half of the queries.
-import { statSync, unlinkSync } from 'node:fs';
+import { readFileSync, statSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { LoadedSet } from '../datasets.js';
-import { paths } from '../paths.js';
+import { paths, repoRoot } from '../paths.js';
 import type { Adapter, ChildTask } from './types.js';
 
 const require = createRequire(import.meta.url);
@@ -25,9 +25,10 @@ export function loadHnswlib(): HnswlibModule {
   return require('hnswlib-node') as HnswlibModule;
 }
 
+/** The installed version of a package (read from node_modules: some packages do not export package.json). */
 export function packageVersion(name: string): string {
   try {
-    return (require(`${name}/package.json`) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
   }
@@ -59,8 +60,12 @@ export function createHnswlib(task: ChildTask): Adapter {
       workers.map(
         (w) =>
           new Promise<void>((resolve, reject) => {
-            w.once('message', () => resolve());
-            w.once('error', reject);
+            const onError = (e: Error) => reject(e);
+            w.once('error', onError);
+            w.once('message', () => {
+              w.off('error', onError);
+              resolve();
+            });
           }),
       ),
     );
@@ -95,21 +100,27 @@ export function createHnswlib(task: ChildTask): Adapter {
     async selfSize() {
       return { bytes: statSync(indexPath).size, kind: 'saved index file' };
     },
-    async search(value, threads) {
+    async search(value, threads, limit = queryArrays.length) {
       const ef = value ?? 10;
       if (threads === 1) {
         index!.setEf(ef);
-        const out: number[][] = new Array(queryArrays.length);
-        for (let q = 0; q < queryArrays.length; q++) out[q] = index!.searchKnn(queryArrays[q]!, task.k).neighbors;
+        const out: number[][] = new Array(limit);
+        for (let q = 0; q < limit; q++) out[q] = index!.searchKnn(queryArrays[q]!, task.k).neighbors;
         return out;
       }
+      // Each worker answers the first limit/2 of its half (all of it without a limit).
+      const each = Math.ceil(limit / 2);
       const parts = await Promise.all(
         workers.map(
           (w) =>
             new Promise<number[][]>((resolve, reject) => {
-              w.once('message', (m: { ids: number[][] }) => resolve(m.ids));
-              w.once('error', reject);
-              w.postMessage({ ef });
+              const onError = (e: Error) => reject(e);
+              w.once('error', onError);
+              w.once('message', (m: { ids: number[][] }) => {
+                w.off('error', onError);
+                resolve(m.ids);
+              });
+              w.postMessage({ ef, limit: each });
             }),
         ),
       );

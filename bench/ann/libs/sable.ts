@@ -10,64 +10,11 @@ import { bucketOf } from '../metrics.js';
 import { paths, repoRoot } from '../paths.js';
 import type { Adapter, ChildTask } from './types.js';
 
-// The embedded API as the engine documents it (shared/spec/decisions.md, "The embedded engine",
-// plus searchBatch threads, searchDetailed and stats). Kept local so the bench compiles while the
-// engine is written and is loaded at run time from the compiled engine.
-export type SableIndexType = 'sable' | 'hnsw' | 'ivf' | 'flat';
+// The embedded API (engine/index.ts). Types only: the module itself is loaded at run time from
+// dist/engine/index.js, so the peers still run when the native core is not built.
+import type { BatchSearchOptions, Dataset, Engine, Hit, IndexType } from '../../../engine/index.js';
 
-export interface SableHit {
-  id: number;
-  score: number;
-  metadata?: unknown;
-}
-
-export interface SableAdvancedFilter {
-  field: string;
-  op: 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
-  value: unknown;
-}
-
-export interface SableSearchOptions {
-  topK: number;
-  nprobe?: number;
-  beamWidth?: number;
-  threads?: 1 | 2;
-  advancedFilters?: SableAdvancedFilter[];
-}
-
-export interface SableReceipt {
-  strategy?: string;
-  candidates_scored?: number;
-  partitions_searched?: number;
-  isa?: string;
-  [key: string]: unknown;
-}
-
-export interface SableDataset {
-  upsert(ids: number[], vectors: Float32Array, metadata?: object[]): Promise<unknown>;
-  flush(): Promise<unknown>;
-  search(query: Float32Array, opts: SableSearchOptions): Promise<SableHit[]>;
-  searchBatch(queries: Float32Array, opts: SableSearchOptions): Promise<SableHit[][]>;
-  searchDetailed(query: Float32Array, opts: SableSearchOptions): Promise<{ hits: SableHit[]; receipt: SableReceipt }>;
-  stats(): { vector_count?: number; index_type?: string; index_status?: string; partitions?: number; memory_bytes?: number; [key: string]: unknown };
-}
-
-export interface SableEngine {
-  readonly isa: string;
-  createDataset(opts: {
-    name: string;
-    dim: number;
-    metric: 'cosine' | 'l2' | 'ip';
-    indexType: SableIndexType;
-    tuning?: { nlist?: number; nprobe_min?: number; nprobe_max?: number; m?: number; ef_construction?: number };
-    promotion?: { max_buffer_vectors: number; max_buffer_age_ms: number };
-  }): Promise<SableDataset>;
-  close(): Promise<void>;
-}
-
-export interface SableModule {
-  Engine: { open(opts: { path?: string }): Promise<SableEngine> };
-}
+export type SableModule = typeof import('../../../engine/index.js');
 
 export async function loadSable(): Promise<SableModule> {
   if (!existsSync(paths.engineModule)) {
@@ -76,7 +23,7 @@ export async function loadSable(): Promise<SableModule> {
   return (await import(pathToFileURL(paths.engineModule).href)) as SableModule;
 }
 
-const INDEX_TYPE: Partial<Record<LibName, SableIndexType>> = {
+const INDEX_TYPE: Partial<Record<LibName, IndexType>> = {
   sable: 'sable',
   'sable-hnsw': 'hnsw',
   'sable-ivf': 'ivf',
@@ -93,8 +40,8 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
   const indexType = INDEX_TYPE[task.lib];
   if (!indexType) throw new Error(`not a sable library: ${task.lib}`);
   const mod = await loadSable();
-  const engine = await mod.Engine.open({});
-  let ds: SableDataset | null = null;
+  const engine: Engine = await mod.Engine.open({});
+  let ds: Dataset | null = null;
   let data: LoadedSet | null = null;
   const knob = sableKnob(task.lib);
   const tuning =
@@ -112,20 +59,22 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
           ? 'engine defaults'
           : 'exact';
 
-  const opts = (value: number | null, threads: 1 | 2, threshold?: number): SableSearchOptions => {
-    const o: SableSearchOptions = { topK: task.k, threads };
+  // Peers return ids only: ask for no metadata (it would be read per hit).
+  const opts = (value: number | null, threads: 1 | 2, threshold?: number): BatchSearchOptions => {
+    const o: BatchSearchOptions = { topK: task.k, threads, includeMetadata: false };
     if (knob && value !== null) o[knob] = value;
     if (threshold !== undefined) o.advancedFilters = [{ field: 'bucket', op: 'lt', value: threshold }];
     return o;
   };
-  const toIds = (hits: SableHit[][]) => hits.map((h) => h.map((x) => x.id));
+  const toIds = (hits: Hit[][]) => hits.map((h) => h.map((x) => x.id));
+  const notes: string[] = ['includeMetadata: false (ids only, like the peers)'];
 
   return {
     version: (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version,
     buildLabel,
     buildThreads: 0,
     knob,
-    notes: [],
+    notes,
     extraSettings: knob ? [{ label: 'default', value: null }] : [],
     isa: () => engine.isa,
     async build(d) {
@@ -138,6 +87,7 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
         indexType,
         tuning,
         promotion: { max_buffer_vectors: 10_000_000, max_buffer_age_ms: 3_600_000 },
+        schema: [{ name: 'bucket', type: 'u32' }],
       });
       const chunk = 10_000;
       for (let first = 0; first < d.n; first += chunk) {
@@ -148,23 +98,25 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
       }
       await ds.flush();
       const st = ds.stats();
-      if (st.index_type && st.index_type !== indexType) throw new Error(`dataset reports index_type ${st.index_type}, wanted ${indexType}`);
-      if (st.vector_count !== undefined && st.vector_count !== d.n) throw new Error(`dataset holds ${st.vector_count} vectors, wanted ${d.n}`);
-      if (st.partitions !== undefined && st.partitions !== 1) this.notes.push(`${st.partitions} partitions after flush`);
+      if (st.index_type !== indexType) throw new Error(`dataset reports index_type ${st.index_type}, wanted ${indexType}`);
+      if (st.vector_count !== d.n) throw new Error(`dataset holds ${st.vector_count} vectors, wanted ${d.n}`);
+      if (st.index_status !== 'ready') notes.push(`index_status ${st.index_status} after flush`);
+      if (st.partitions !== 1) notes.push(`${st.partitions} partitions after flush`);
+      if (st.growing_vectors > 0) notes.push(`${st.growing_vectors} vectors still in the growing partition`);
     },
     async selfSize() {
-      const bytes = ds!.stats().memory_bytes;
-      return { bytes: typeof bytes === 'number' ? bytes : null, kind: 'stats().memory_bytes' };
+      return { bytes: ds!.stats().memory_bytes, kind: 'stats().memory_bytes' };
     },
-    async search(value, threads) {
-      return toIds(await ds!.searchBatch(data!.queries, opts(value, threads)));
+    async search(value, threads, limit = data!.nq) {
+      return toIds(await ds!.searchBatch(data!.queries.subarray(0, limit * data!.meta.dim), opts(value, threads)));
     },
-    async filteredSearch(value, threshold, threads) {
-      return toIds(await ds!.searchBatch(data!.queries, opts(value, threads, threshold)));
+    async filteredSearch(value, threshold, threads, limit = data!.nq) {
+      return toIds(await ds!.searchBatch(data!.queries.subarray(0, limit * data!.meta.dim), opts(value, threads, threshold)));
     },
     async filteredStrategy(value, threshold) {
       const { receipt } = await ds!.searchDetailed(data!.queries.subarray(0, data!.meta.dim), opts(value, 1, threshold));
-      return typeof receipt?.strategy === 'string' ? receipt.strategy : null;
+      const parts = receipt.partitions?.map((p) => p.strategy).filter((x, i, a) => a.indexOf(x) === i) ?? [];
+      return parts.length > 0 ? parts.join('+') : receipt.strategy;
     },
     async close() {
       await engine.close();

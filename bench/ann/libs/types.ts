@@ -60,6 +60,10 @@ export interface ChildTask {
   maxSecondsPerSetting: number;
   selectivities: number[];
   recallTarget: number;
+  /** Measure the filtered cases with two threads too. */
+  filteredTwoThreads: boolean;
+  /** Queries used for exact (flat) indexes; the rest of the run uses `nq`. */
+  flatQueries: number;
   tmpDir: string;
   keepTmp: boolean;
 }
@@ -77,11 +81,14 @@ export interface Adapter {
   selfSize(): Promise<{ bytes: number | null; kind: string }>;
   /** Untimed preparation before the passes of one setting (e.g. reopen with another ef). */
   prepare?(value: number | null): Promise<void>;
-  /** Search all queries with the knob at `value`; returns top-k ids per query. */
-  search(value: number | null, threads: 1 | 2): Promise<ArrayLike<number>[]>;
+  /**
+   * Search the first `limit` queries (all by default) with the knob at `value`; returns top-k ids
+   * per query. With two threads and a limit, which queries are answered may differ (warm-up only).
+   */
+  search(value: number | null, threads: 1 | 2, limit?: number): Promise<ArrayLike<number>[]>;
   /** Extra points measured besides the sweep (e.g. the engine's default setting). */
   extraSettings?: { label: string; value: number | null }[];
-  filteredSearch?(value: number | null, threshold: number, threads: 1 | 2): Promise<ArrayLike<number>[]>;
+  filteredSearch?(value: number | null, threshold: number, threads: 1 | 2, limit?: number): Promise<ArrayLike<number>[]>;
   filteredStrategy?(value: number | null, threshold: number): Promise<string | null>;
   isa?(): string | undefined;
   notes: string[];

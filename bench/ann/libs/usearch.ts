@@ -4,8 +4,9 @@
 // Index (memory-mapped with view(), then warmed up) built with that expansion_search.
 import { statSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { LoadedSet } from '../datasets.js';
+import { repoRoot } from '../paths.js';
 import { packageVersion } from './hnswlib.js';
 import type { Adapter, ChildTask } from './types.js';
 
@@ -16,7 +17,7 @@ type UIndex = InstanceType<UsearchModule['Index']>;
 /** The native module's own report of the SIMD it dispatches to (not re-exported by the JS API). */
 export function usearchIsa(): string | undefined {
   try {
-    const pkgDir = dirname(require.resolve('usearch/package.json'));
+    const pkgDir = join(repoRoot, 'node_modules', 'usearch');
     const gypBuild = require('node-gyp-build') as (dir: string) => { hardwareAccelerationAvailable?: () => string };
     return gypBuild(pkgDir).hardwareAccelerationAvailable?.();
   } catch {
@@ -86,14 +87,14 @@ export function createUsearch(task: ChildTask): Adapter {
     async prepare(value) {
       open(value ?? 64);
     },
-    async search(value, threads) {
+    async search(value, threads, limit = data!.nq) {
       const index = open(value ?? 64);
-      const res = index.search(data!.queries, task.k, threads) as unknown as {
+      const res = index.search(data!.queries.subarray(0, limit * data!.meta.dim), task.k, threads) as unknown as {
         keys: BigUint64Array;
         counts: BigUint64Array;
         k: number;
       };
-      return ids(res, data!.nq);
+      return ids(res, limit);
     },
     async close() {
       viewed = null;
