@@ -13,6 +13,7 @@
 // to the nearest (SQ8-decoded) centroid, empty lists dropped, SQ8 trained on residuals, then
 // default_nprobe tuned on held-out rows. Searches are const and thread-safe (per-thread scratch).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -39,6 +40,12 @@ class IvfIndex : public VectorIndex {
   uint32_t nlist() const override { return nlist_; }
   // Candidates re-scored exactly when SearchParams.rerank_depth is 0.
   static uint32_t default_rerank_depth(uint32_t k);
+  // In units of one exact f32 distance: an SQ8 code costs about a third of one, ranking a list
+  // about a quarter (SQ8 centroids), plus the exact re-scoring.
+  double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t, size_t rows) const override {
+    double lists = nlist_ ? double(std::min(nprobe ? nprobe : default_nprobe_, nlist_)) / nlist_ : 1.0;
+    return lists * double(rows) * 0.35 + nlist_ * 0.25 + default_rerank_depth(k);
+  }
 
  protected:
   struct Probe {
