@@ -347,6 +347,8 @@ export class Dataset {
         this.partitions.push(p);
       }
     }
+    const sealedTimes = records.filter((r) => r.state === 'sealed').map((r) => r.createdAt);
+    if (sealedTimes.length > 0) this.builtAt = new Date(Math.max(...sealedTimes)).toISOString();
     const current = growingRecords.at(-1);
     if (current) {
       this.growing = this.partitions.find((p) => p.pid === current.pid)!;

@@ -75,6 +75,14 @@ export interface NativeAddon {
   availableIsas(): string[];
   kernelDistance(isa: string, kernel: string, a: Float32Array, b: Float32Array | Uint8Array,
     vmin?: Float32Array, scale?: Float32Array): number;
+  /** Tests: a batched code-scoring kernel (dot_u8_f32_batch, dot_u8_i8x2_batch) of one variant. */
+  kernelBatch(isa: string, kernel: string, args: {
+    codes: Uint8Array; stride: number; count: number; sel?: Uint32Array | null;
+    w?: Float32Array; hi?: Int8Array; lo?: Int8Array; s?: number;
+  }): Float32Array;
+  /** Tests: the k-means assignment tile of one variant (keys: (l2 ? ||c||^2 : 0) - 2 <x, c>). */
+  kernelArgmin(isa: string, points: Float32Array, centroids: Float32Array, dim: number, l2: boolean):
+    { labels: Uint32Array; keys: Float32Array };
   segmentCreate(dim: number, metric: string): number;
   segmentRelease(handle: number): void;
   segmentAppend(handle: number, ids: Float64Array, vectors: Float32Array, columns?: NativeColumnBatch[]): void;

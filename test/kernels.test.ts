@@ -54,6 +54,104 @@ describe('kernels', () => {
     });
   }
 
+  // Batched code scoring: out[i] = <w, codes[sel ? sel[i] : i]> (f32 weights) or
+  // s * <128 * hi + lo, code> (int8 weights), for every stride 1..257 and a few counts.
+  const COUNTS = [1, 3, 4, 5, 17];
+  const ROWS = 24;
+  for (const isa of isas.filter((i) => i !== 'serial')) {
+    it(`${isa} batched code scoring matches serial for every stride 1..257, with and without sel`, () => {
+      const rng = new Rng(11);
+      let checked = 0;
+      for (let stride = 1; stride <= 257; stride++) {
+        const codes = Uint8Array.from({ length: ROWS * stride }, () => rng.int(256));
+        const w = Float32Array.from({ length: stride }, () => rng.gauss() * 0.05);
+        const hi = Int8Array.from({ length: stride }, () => rng.int(255) - 127);
+        const lo = Int8Array.from({ length: stride }, () => rng.int(129) - 64);
+        const s = 1e-4 * (0.5 + rng.next());
+        for (const count of COUNTS) {
+          for (const withSel of [false, true]) {
+            // Unordered, with repeats, reaching the last row.
+            const sel = withSel ? Uint32Array.from({ length: count }, (_, i) => (i === 0 ? ROWS - 1 : rng.int(ROWS))) : null;
+            const row = (i: number) => codes.subarray((sel ? sel[i] : i) * stride, ((sel ? sel[i] : i) + 1) * stride);
+            const argsF = { codes, stride, count, sel, w };
+            const argsI = { codes, stride, count, sel, hi, lo, s };
+            const wantF = native.kernelBatch('serial', 'dot_u8_f32_batch', argsF);
+            const gotF = native.kernelBatch(isa, 'dot_u8_f32_batch', argsF);
+            const wantI = native.kernelBatch('serial', 'dot_u8_i8x2_batch', argsI);
+            const gotI = native.kernelBatch(isa, 'dot_u8_i8x2_batch', argsI);
+            expect(gotF.length).toBe(count);
+            expect(gotI.length).toBe(count);
+            for (let i = 0; i < count; i++) {
+              const c = row(i);
+              let mf = 0, mi = 0;
+              for (let t = 0; t < stride; t++) {
+                mf += Math.abs(w[t] * c[t]);
+                mi += Math.abs(s * (128 * hi[t] + lo[t]) * c[t]);
+              }
+              const where = `stride=${stride} count=${count} sel=${withSel} i=${i}`;
+              if (!close(gotF[i], wantF[i], mf)) throw new Error(`${isa} dot_u8_f32_batch ${where}: ${gotF[i]} != ${wantF[i]}`);
+              if (!close(gotI[i], wantI[i], mi)) throw new Error(`${isa} dot_u8_i8x2_batch ${where}: ${gotI[i]} != ${wantI[i]}`);
+              checked += 2;
+            }
+          }
+        }
+      }
+      expect(checked).toBe(257 * 2 * 2 * COUNTS.reduce((a, b) => a + b, 0));
+    });
+
+    it(`${isa} k-means assignment tile matches serial`, () => {
+      const rng = new Rng(13);
+      for (const dim of [1, 2, 3, 7, 16, 33, 100, 129]) {
+        for (const k of [1, 5, 8, 17, 33, 70]) {
+          for (const l2 of [true, false]) {
+            const n = 23;
+            const x = Float32Array.from({ length: n * dim }, () => rng.gauss());
+            const c = Float32Array.from({ length: k * dim }, () => rng.gauss());
+            const key = (i: number, j: number) => {
+              let dot = 0, nn = 0;
+              for (let t = 0; t < dim; t++) {
+                dot += x[i * dim + t] * c[j * dim + t];
+                nn += c[j * dim + t] ** 2;
+              }
+              return (l2 ? nn : 0) - 2 * dot;
+            };
+            const want = native.kernelArgmin('serial', x, c, dim, l2);
+            const got = native.kernelArgmin(isa, x, c, dim, l2);
+            for (let i = 0; i < n; i++) {
+              let m = 0;
+              for (let t = 0; t < dim; t++) m += x[i * dim + t] ** 2;
+              const mag = (m + 1) * dim * 4;
+              const where = `${isa} dim=${dim} k=${k} l2=${l2} i=${i}`;
+              if (!close(got.keys[i], want.keys[i], mag)) throw new Error(`${where}: key ${got.keys[i]} != ${want.keys[i]}`);
+              // The label is a true minimum (labels may differ only on near ties).
+              if (!close(key(i, got.labels[i]), want.keys[i], mag)) throw new Error(`${where}: label ${got.labels[i]}`);
+              expect(got.labels[i]).toBeLessThan(k);
+            }
+          }
+        }
+      }
+    });
+  }
+
+  it('serial batched code scoring computes the textbook values', () => {
+    const codes = Uint8Array.of(1, 2, 3, 4, 10, 20, 30, 40, 0, 255, 0, 1);
+    const w = Float32Array.of(1, 0.5, -1, 2);
+    const f = native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 3, w });
+    expect(Array.from(f)).toEqual([1 + 1 - 3 + 8, 10 + 10 - 30 + 80, 127.5 + 2]);
+    const g = native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 2, w, sel: Uint32Array.of(2, 0) });
+    expect(Array.from(g)).toEqual([129.5, 7]);
+    const hi = Int8Array.of(1, 0, -1, 2), lo = Int8Array.of(0, 64, 3, -5);
+    const q = native.kernelBatch('serial', 'dot_u8_i8x2_batch', { codes, stride: 4, count: 1, hi, lo, s: 0.5 });
+    // 128 * (1 - 3 + 8) + (128 + 9 - 20) = 885
+    expect(q[0]).toBeCloseTo(0.5 * 885, 4);
+    expect(() => native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 4, w })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+    expect(() => native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 1, w, sel: Uint32Array.of(3) })).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+  });
+
   it('serial kernels compute the textbook values', () => {
     const a = Float32Array.of(1, 2, 3);
     const b = Float32Array.of(4, 5, 6);

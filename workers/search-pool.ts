@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
-import type { Dataset, Hit, Receipt, SearchOptions } from '../engine/index.js';
+import { SableError, type Dataset, type Hit, type Receipt, type SearchOptions } from '../engine/index.js';
 import type { NativeResult } from '../engine/native.js';
 import type { SearchTask } from './search-worker.js';
 
@@ -36,7 +36,9 @@ export class SearchPool {
 
   async search(ds: Dataset, query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
     const plan = ds.plan(opts);
-    if (query.length !== ds.dim) throw new RangeError(`the query has ${query.length} values; the dimension is ${ds.dim}`);
+    if (!(query instanceof Float32Array) || query.length !== ds.dim) {
+      throw new SableError(`the query must be a Float32Array of ${ds.dim} values`, 'invalid_argument');
+    }
     const t0 = performance.now();
     const shards: number[][] = [];
     for (let i = 0; i < plan.handles.length; i += this.partitionsPerShard) {

@@ -1,6 +1,12 @@
 // Kernel entry points for tests and receipts: which ISA runs, which are available, and one
-// distance through a chosen variant (to compare every variant with the serial reference).
+// distance, one batch of code scores or one assignment tile through a chosen variant (to compare
+// every variant with the serial reference).
 #include "kernels/kernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "env.h"
 
@@ -43,6 +49,117 @@ Napi::Value kernel_distance(const Napi::CallbackInfo& info) {
   });
 }
 
+template <class T>
+T typed_field(const Napi::Object& o, const char* name, napi_typedarray_type type, const char* what) {
+  Napi::Value v = o.Get(name);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
+    throw sable::Error("invalid_argument", std::string(name) + " must be a " + what);
+  return v.As<T>();
+}
+
+// One batched code-scoring kernel through a chosen variant: kernelBatch(isa, kernel,
+// { codes, stride, count, sel?, w? | hi?, lo?, s? }) -> Float32Array(count). The weights come
+// unpadded (stride entries) and the codes as rows x stride bytes; the padding the kernels' contract
+// asks for (weights to a multiple of 64, zero; 64 spare code bytes) is added here.
+Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
+    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    const std::string kernel = string_arg(info, 1, "kernel");
+    if (kernel != "dot_u8_f32_batch" && kernel != "dot_u8_i8x2_batch")
+      throw sable::Error("invalid_argument", "unknown kernel " + kernel);
+    if (info.Length() < 3 || !info[2].IsObject()) throw sable::Error("invalid_argument", "arguments must be an object");
+    const Napi::Object o = info[2].As<Napi::Object>();
+    const Napi::Value stride_v = o.Get("stride"), count_v = o.Get("count");
+    if (!stride_v.IsNumber() || !count_v.IsNumber()) throw sable::Error("invalid_argument", "stride and count must be numbers");
+    const double stride_d = stride_v.As<Napi::Number>().DoubleValue(), count_d = count_v.As<Napi::Number>().DoubleValue();
+    if (!(stride_d >= 1 && stride_d <= 65536 && stride_d == double(size_t(stride_d))) ||
+        !(count_d >= 0 && count_d <= 1e6 && count_d == double(size_t(count_d))))
+      throw sable::Error("invalid_argument", "stride must be an integer in [1, 65536] and count in [0, 1e6]");
+    const size_t stride = size_t(stride_d), count = size_t(count_d);
+    const Napi::Uint8Array codes = typed_field<Napi::Uint8Array>(o, "codes", napi_uint8_array, "Uint8Array");
+    if (codes.ElementLength() % stride) throw sable::Error("invalid_argument", "codes must hold whole rows");
+    const size_t rows = codes.ElementLength() / stride;
+    std::vector<uint32_t> sel;
+    const Napi::Value sel_v = o.Get("sel");
+    const bool has_sel = !sel_v.IsUndefined() && !sel_v.IsNull();
+    if (has_sel) {
+      const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
+      if (sa.ElementLength() != count) throw sable::Error("invalid_argument", "sel must hold count entries");
+      sel.assign(sa.Data(), sa.Data() + count);
+      for (uint32_t r : sel)
+        if (r >= rows) throw sable::Error("invalid_argument", "sel entry past the last code");
+    } else if (count > rows) {
+      throw sable::Error("invalid_argument", "count exceeds the codes given");
+    }
+    const size_t wide = (stride + 63) / 64 * 64;
+    std::vector<uint8_t> padded(codes.ElementLength() + 64, 0);
+    std::memcpy(padded.data(), codes.Data(), codes.ElementLength());
+    Napi::Float32Array out = Napi::Float32Array::New(info.Env(), count);
+    const uint32_t* selp = has_sel ? sel.data() : nullptr;
+    if (kernel == "dot_u8_f32_batch") {
+      const Napi::Float32Array w = typed_field<Napi::Float32Array>(o, "w", napi_float32_array, "Float32Array");
+      if (w.ElementLength() != stride) throw sable::Error("invalid_argument", "w must hold stride entries");
+      std::vector<float> wp(wide, 0.0f);
+      std::copy(w.Data(), w.Data() + stride, wp.begin());
+      table->dot_u8_f32_batch(wp.data(), padded.data(), stride, selp, count, out.Data());
+    } else {
+      const Napi::Int8Array hi = typed_field<Napi::Int8Array>(o, "hi", napi_int8_array, "Int8Array");
+      const Napi::Int8Array lo = typed_field<Napi::Int8Array>(o, "lo", napi_int8_array, "Int8Array");
+      const Napi::Value s_v = o.Get("s");
+      if (hi.ElementLength() != stride || lo.ElementLength() != stride || !s_v.IsNumber())
+        throw sable::Error("invalid_argument", "hi and lo must hold stride entries, s must be a number");
+      std::vector<int8_t> hp(wide, 0), lp(wide, 0);
+      std::copy(hi.Data(), hi.Data() + stride, hp.begin());
+      std::copy(lo.Data(), lo.Data() + stride, lp.begin());
+      table->dot_u8_i8x2_batch(hp.data(), lp.data(), s_v.As<Napi::Number>().FloatValue(), padded.data(), stride, selp,
+                               count, out.Data());
+    }
+    return out;
+  });
+}
+
+// The k-means assignment tile through a chosen variant: kernelArgmin(isa, points, centroids, dim,
+// l2) -> { labels: Uint32Array, keys: Float32Array }, keys min over c of (l2 ? ||c||^2 : 0) - 2 <x, c>.
+Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
+    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    const Napi::Float32Array x = float32_arg(info, 1, "points"), c = float32_arg(info, 2, "centroids");
+    const size_t dim = uint32_arg(info, 3, "dim");
+    const bool l2 = info.Length() > 4 && info[4].ToBoolean();
+    if (dim == 0 || x.ElementLength() % dim || c.ElementLength() % dim || c.ElementLength() == 0)
+      throw sable::Error("invalid_argument", "points and centroids must hold whole rows of dim > 0");
+    const size_t n = x.ElementLength() / dim, k = c.ElementLength() / dim, W = table->panel_width;
+    const size_t npanels = (k + W - 1) / W;
+    std::vector<float> panels(npanels * dim * W, 0.0f), pnorm(npanels * W, std::numeric_limits<float>::infinity());
+    for (size_t i = 0; i < k; ++i) {
+      double nn = 0;
+      for (size_t t = 0; t < dim; ++t) {
+        panels[(i / W) * dim * W + t * W + i % W] = c.Data()[i * dim + t];
+        nn += double(c.Data()[i * dim + t]) * c.Data()[i * dim + t];
+      }
+      pnorm[i] = l2 ? float(nn) : 0.0f;
+    }
+    Napi::Uint32Array labels = Napi::Uint32Array::New(info.Env(), n);
+    Napi::Float32Array keys = Napi::Float32Array::New(info.Env(), n);
+    ArgminPanelsArgs a;
+    a.x = x.Data();
+    a.dim = dim;
+    a.panels = panels.data();
+    a.pnorm = pnorm.data();
+    a.npanels = npanels;
+    a.panels_per_chunk = 2;
+    a.labels = labels.Data();
+    a.key = keys.Data();
+    table->argmin_f32_panels(a, 0, n);
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("labels", labels);
+    out.Set("keys", keys);
+    return out;
+  });
+}
+
 }  // namespace
 
 void register_kernels(Napi::Env env, Napi::Object exports) {
@@ -57,6 +174,8 @@ void register_kernels(Napi::Env env, Napi::Object exports) {
     return out;
   }));
   exports.Set("kernelDistance", Napi::Function::New(env, kernel_distance));
+  exports.Set("kernelBatch", Napi::Function::New(env, kernel_batch));
+  exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
 }
 
 }  // namespace sable::binding

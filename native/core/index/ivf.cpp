@@ -10,9 +10,6 @@
 #include "../io.h"
 #include "../kernels/kernels.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace sable {
 
@@ -49,211 +46,16 @@ KMeansMode mode_for(Metric m) { return m == Metric::L2 ? KMeansMode::L2 : KMeans
 //   ip/cosine: -<q, c + r>     = [-<q, c> - <q, vmin>]         - <w, code>
 //   l2:        ||q - c - r||^2 = [||q - c||^2 - 2 <q, vmin>] - 2 <w, code> + bias
 // where the bracket is computed once per list and bias = ||r||^2 + 2 <c, r> is stored per code at
-// build. The scorers below evaluate <w, code> for a run of codes
-// (or a selection of them, for filtered scans), four at a time so the weights are loaded once for
-// four codes. Weights past dim are zero, so reading whole vectors past a code's end is harmless.
+// build. The kernel table's dot_u8_f32_batch evaluates <w, code> for a run of codes (or a
+// selection of them, for filtered scans); weights past dim are zero, so the kernels may read whole
+// vectors past a code's end.
 //
-// With AVX-512 VNNI the weights are also split into two int8 vectors, w ~ s * (128 * hi + lo)
-// (|error| <= max|w| / 32512 per weight), and the dot products run as u8 x s8 integer
-// multiply-adds, 64 per instruction.
-
-struct Weights {
-  const float* w = nullptr;   // stride rounded up to 64 floats, zero past dim
-  const int8_t* hi = nullptr;  // stride rounded up to 64 (int8 scorer only)
-  const int8_t* lo = nullptr;
-  float s = 0;
-};
-
-using ScoreFn = void (*)(const Weights& w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
-                         float* out);
-
-void score_generic(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
-                   float* out) {
-  // Eight independent partial sums: the compiler turns the inner loop into vector code.
-  const float* w = wt.w;
-  for (size_t i = 0; i < count; ++i) {
-    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t t = 0; t < stride; t += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += w[t + l] * float(c[t + l]);
-    out[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  }
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized (their _mm512_undefined_* placeholders).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define SABLE_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")))
-#define SABLE_VNNI_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512vnni,avx2,fma")))
-#define SABLE_AVX2_TARGET __attribute__((target("avx2,fma")))
-
-SABLE_AVX512_TARGET inline __m512 u8x16_to_ps(const uint8_t* p) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-
-SABLE_AVX512_TARGET inline __m128 fold512(__m512 a) {
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
-  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
-SABLE_AVX512_TARGET void score_avx512(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel,
-                                      size_t count, float* out) {
-  const float* w = wt.w;
-  size_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
-    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
-    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
-    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
-    for (size_t t = 0; t < stride; t += 16) {
-      const __m512 wv = _mm512_loadu_ps(w + t);
-      a0 = _mm512_fmadd_ps(wv, u8x16_to_ps(c0 + t), a0);
-      a1 = _mm512_fmadd_ps(wv, u8x16_to_ps(c1 + t), a1);
-      a2 = _mm512_fmadd_ps(wv, u8x16_to_ps(c2 + t), a2);
-      a3 = _mm512_fmadd_ps(wv, u8x16_to_ps(c3 + t), a3);
-    }
-    // Four horizontal sums at once: fold each accumulator to 128 bits, then transpose-add.
-    const __m128 s01 = _mm_hadd_ps(fold512(a0), fold512(a1)), s23 = _mm_hadd_ps(fold512(a2), fold512(a3));
-    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
-  }
-  for (; i < count; ++i) {
-    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
-    __m512 a = _mm512_setzero_ps();
-    for (size_t t = 0; t < stride; t += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + t), u8x16_to_ps(c + t), a);
-    out[i] = _mm512_reduce_add_ps(a);
-  }
-}
-
-// One code's int8 dot products over 64-byte chunks [t, end), masked on the last partial chunk;
-// folded into the float accumulator every 8 chunks so 128 * hi + lo cannot overflow int32.
-SABLE_VNNI_TARGET inline __m512 vnni_dot(const Weights& w, const uint8_t* c, size_t stride) {
-  __m512 acc = _mm512_setzero_ps();
-  size_t t = 0;
-  while (t < stride) {
-    __m512i h = _mm512_setzero_si512(), l = _mm512_setzero_si512();
-    for (int chunk = 0; chunk < 8 && t < stride; ++chunk, t += 64) {
-      const size_t left = stride - t;
-      const __m512i x = left >= 64 ? _mm512_loadu_si512(c + t) : _mm512_maskz_loadu_epi8(~0ull >> (64 - left), c + t);
-      h = _mm512_dpbusd_epi32(h, x, _mm512_loadu_si512(w.hi + t));
-      l = _mm512_dpbusd_epi32(l, x, _mm512_loadu_si512(w.lo + t));
-    }
-    acc = _mm512_add_ps(acc, _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(h, 7), l)));
-  }
-  return acc;
-}
-
-SABLE_VNNI_TARGET void score_vnni(const Weights& w, const uint8_t* codes, size_t stride, const uint32_t* sel,
-                                  size_t count, float* out) {
-  const __m128 s = _mm_set1_ps(w.s);
-  size_t i = 0;
-  if (stride <= 512) {
-    // Common case, one int32 accumulation: four codes per step sharing the weight loads.
-    const size_t full = stride / 64 * 64;
-    const __mmask64 tail = stride > full ? ~0ull >> (64 - (stride - full)) : 0;
-    for (; i + 4 <= count; i += 4) {
-      const uint8_t* c[4];
-      __m512i h[4], l[4];
-      for (int b = 0; b < 4; ++b) {
-        c[b] = codes + (sel ? sel[i + b] : i + b) * stride;
-        h[b] = l[b] = _mm512_setzero_si512();
-      }
-      size_t t = 0;
-      for (; t < full; t += 64) {
-        const __m512i wh = _mm512_loadu_si512(w.hi + t), wl = _mm512_loadu_si512(w.lo + t);
-        for (int b = 0; b < 4; ++b) {
-          const __m512i x = _mm512_loadu_si512(c[b] + t);
-          h[b] = _mm512_dpbusd_epi32(h[b], x, wh);
-          l[b] = _mm512_dpbusd_epi32(l[b], x, wl);
-        }
-      }
-      if (tail) {
-        const __m512i wh = _mm512_loadu_si512(w.hi + t), wl = _mm512_loadu_si512(w.lo + t);
-        for (int b = 0; b < 4; ++b) {
-          const __m512i x = _mm512_maskz_loadu_epi8(tail, c[b] + t);
-          h[b] = _mm512_dpbusd_epi32(h[b], x, wh);
-          l[b] = _mm512_dpbusd_epi32(l[b], x, wl);
-        }
-      }
-      __m128i f[4];
-      for (int b = 0; b < 4; ++b) {
-        const __m512i v = _mm512_add_epi32(_mm512_slli_epi32(h[b], 7), l[b]);
-        const __m256i y = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
-        f[b] = _mm_add_epi32(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
-      }
-      const __m128i sum = _mm_hadd_epi32(_mm_hadd_epi32(f[0], f[1]), _mm_hadd_epi32(f[2], f[3]));
-      _mm_storeu_ps(out + i, _mm_mul_ps(_mm_cvtepi32_ps(sum), s));
-    }
-  }
-  for (; i < count; ++i) out[i] = w.s * _mm512_reduce_add_ps(vnni_dot(w, codes + (sel ? sel[i] : i) * stride, stride));
-}
-
-SABLE_AVX2_TARGET inline __m256 u8x8_to_ps(const uint8_t* p) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-}
-
-SABLE_AVX2_TARGET inline __m128 fold256(__m256 a) {
-  return _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-}
-
-SABLE_AVX2_TARGET void score_avx2(const Weights& wt, const uint8_t* codes, size_t stride, const uint32_t* sel,
-                                  size_t count, float* out) {
-  const float* w = wt.w;
-  size_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
-    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
-    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
-    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    for (size_t t = 0; t < stride; t += 8) {
-      const __m256 wv = _mm256_loadu_ps(w + t);
-      a0 = _mm256_fmadd_ps(wv, u8x8_to_ps(c0 + t), a0);
-      a1 = _mm256_fmadd_ps(wv, u8x8_to_ps(c1 + t), a1);
-      a2 = _mm256_fmadd_ps(wv, u8x8_to_ps(c2 + t), a2);
-      a3 = _mm256_fmadd_ps(wv, u8x8_to_ps(c3 + t), a3);
-    }
-    const __m128 s01 = _mm_hadd_ps(fold256(a0), fold256(a1)), s23 = _mm_hadd_ps(fold256(a2), fold256(a3));
-    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
-  }
-  for (; i < count; ++i) {
-    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
-    __m256 a = _mm256_setzero_ps();
-    for (size_t t = 0; t < stride; t += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + t), u8x8_to_ps(c + t), a);
-    const __m128 f = fold256(a);
-    const __m128 h = _mm_hadd_ps(f, f);
-    out[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
-  }
-}
-#pragma GCC diagnostic pop
-#endif
-
-struct Scorer {
-  ScoreFn fn;
-  bool int8;  // wants Weights.hi/lo/s
-};
-
-// The scorer for the kernel table's instruction set (so SABLE_SIMD applies here too).
-const Scorer& scorer() {
-  static const Scorer sc = []() -> Scorer {
-#if defined(__x86_64__) || defined(__i386__)
-    switch (active_kernels().isa) {
-      case Isa::Avx512:
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512vnni")) return {&score_vnni, true};
-        return {&score_avx512, false};
-      case Isa::Avx2: return {&score_avx2, false};
-      default: break;
-    }
-#endif
-    return {&score_generic, false};
-  }();
-  return sc;
-}
+// Where the table prefers it (AVX-512 VNNI) the weights are also split into two int8 vectors,
+// w ~ s * (128 * hi + lo) (|error| <= max|w| / 32512 per weight), and dot_u8_i8x2_batch runs the
+// dot products as u8 x s8 integer multiply-adds.
 
 // Code stride: dim rounded up to 4 bytes. The code tables end with kCodeTail spare bytes so the
-// scorers may read whole vectors past the last code (those lanes meet zero weights).
+// kernels may read whole vectors past the last code (those lanes meet zero weights).
 constexpr size_t kCodeAlign = 4;
 constexpr size_t kCodeTail = 64;
 constexpr size_t kScoreBlock = 256;
@@ -300,12 +102,22 @@ class Collector {
   std::vector<Entry> buf_;
 };
 
-// Weights w = q * scale of one query against one quantizer, ready for the scorer, and <q, vmin>.
+// Weights w = q * scale of one query against one quantizer, ready for the kernels (stride rounded
+// up to 64 entries, zero past dim), and <q, vmin>.
 struct QueryWeights {
-  std::vector<float> w;        // zero past dim
-  std::vector<int8_t> hi, lo;  // int8 split of w (int8 scorer)
-  Weights weights;
+  std::vector<float> w;
+  std::vector<int8_t> hi, lo;  // int8 split of w (when the kernel table prefers dot_u8_i8x2_batch)
+  float s = 0;                 // w ~ s * (128 * hi + lo)
   float q_vmin = 0;
+
+  // <w, code> of `count` codes (see KernelTable::dot_u8_f32_batch) into out.
+  void score(const KernelTable& kt, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+             float* out) const {
+    if (kt.prefer_i8x2)
+      kt.dot_u8_i8x2_batch(hi.data(), lo.data(), s, codes, stride, sel, count, out);
+    else
+      kt.dot_u8_f32_batch(w.data(), codes, stride, sel, count, out);
+  }
 
   void prepare(const float* q, const Sq8& sq8, size_t d, size_t stride) {
     const size_t wide = (stride + 63) / 64 * 64;
@@ -323,8 +135,8 @@ struct QueryWeights {
       m = std::max(m, std::fabs(w[t]));
     }
     q_vmin = qv;
-    weights = {w.data(), hi.data(), lo.data(), 0.0f};
-    if (!scorer().int8) return;
+    s = 0.0f;
+    if (!active_kernels().prefer_i8x2) return;
     if (!(m > 0) || !std::isfinite(m)) {
       std::fill(hi.begin(), hi.end(), int8_t(0));
       std::fill(lo.begin(), lo.end(), int8_t(0));
@@ -338,7 +150,7 @@ struct QueryWeights {
       hi[t] = int8_t(h);
       lo[t] = int8_t(round((w[t] - float(h) * s1) * inv2));
     }
-    weights.s = s2;
+    s = s2;
   }
 };
 
@@ -370,7 +182,7 @@ IvfIndex::Scratch& IvfIndex::scratch() {
 
 void IvfIndex::coarse_keys(const uint32_t* lists, uint32_t first, size_t count, float* keys) const {
   const Scratch& s = scratch();
-  scorer().fn(s.coarse.weights, centroid_codes_.data() + size_t(first) * stride_, stride_, lists, count, keys);
+  s.coarse.score(active_kernels(), centroid_codes_.data() + size_t(first) * stride_, stride_, lists, count, keys);
   // l2: ||q - c||^2 - ||q||^2 + 2 <q, vmin_c>; ip/cosine: -<q, c> + <q, vmin_c>
   if (metric_ == Metric::L2)
     for (size_t i = 0; i < count; ++i) keys[i] = centroid_bias_[lists ? lists[i] : first + i] - 2 * keys[i];
@@ -479,7 +291,7 @@ size_t IvfIndex::scan_list(const Probe& pr, const Bitset* allow, Scratch& s) con
   const float* bias = metric_ == Metric::L2 ? bias_.data() + begin : nullptr;
   const uint8_t* codes = codes_.data() + size_t(begin) * stride_;
   const uint32_t* ids = ids_.data() + begin;
-  const ScoreFn score = scorer().fn;
+  const KernelTable& kt = active_kernels();
   const size_t len = end - begin, allow_n = allow ? allow->size() : 0;
   size_t scored = 0;
   for (size_t b0 = 0; b0 < len; b0 += kScoreBlock) {
@@ -495,7 +307,7 @@ size_t IvfIndex::scan_list(const Probe& pr, const Bitset* allow, Scratch& s) con
       if (!cnt) continue;
       sel = s.sel.data();
     }
-    score(s.data.weights, codes + b0 * stride_, stride_, sel, cnt, s.scores.data());
+    s.data.score(kt, codes + b0 * stride_, stride_, sel, cnt, s.scores.data());
     for (size_t i = 0; i < cnt; ++i) {
       const size_t j = b0 + (sel ? sel[i] : i);
       const float dist = a + mult * s.scores[i] + (bias ? bias[j] : 0.0f);

@@ -19,136 +19,18 @@ unsigned resolve_threads(uint32_t threads) {
 
 namespace {
 
-// ---- Blocked nearest-centroid assignment --------------------------------------------------
+// ---- Blocked nearest-centroid assignment and exact k-NN ------------------------------------
 //
-// Centroids are packed into panels of W centroids, transposed (panel[t][lane] = c[lane][t]), so
-// a register tile of R points x W centroids accumulates with one broadcast per point and NV
-// vector loads per dimension. The key ||c||^2 - 2 x.c (0 - 2 x.c for spherical) is reduced to a
-// running per-lane minimum in registers; lanes are folded once per chunk of panels. Chunks are
-// sized to stay in L2 while every point of a thread's range streams past them.
-//
-// The tile code is written once with GCC vector extensions and instantiated in functions carrying
-// target attributes, so the build's portable baseline still gets AVX2/AVX-512 code here; the
-// variant follows the kernel table's instruction set (SABLE_SIMD included).
+// Centroids (or, for k-NN, queries) are packed into panels of W rows, transposed; the register
+// tiles over them are the kernel table's argmin_f32_panels / knn_f32_panels (kernels/panels.h),
+// so the variant follows the table's instruction set (SABLE_SIMD included), and W is its
+// panel_width. Chunks of centroid panels are sized to stay in L2 while every point of a thread's
+// range streams past them.
 
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-
-template <class V>
-struct IntVecOf;
-template <>
-struct IntVecOf<v4f> { using type = v4i; };
-template <>
-struct IntVecOf<v8f> { using type = v8i; };
-template <>
-struct IntVecOf<v16f> { using type = v16i; };
-
-struct AssignJob {
-  const float* x = nullptr;
-  size_t dim = 0;
-  const float* panels = nullptr;  // npanels x dim x W
-  const float* pnorm = nullptr;   // npanels x W: ||c||^2 (L2) or 0 (spherical); +inf on padding lanes
-  size_t npanels = 0;
-  size_t panels_per_chunk = 1;
-  uint32_t* labels = nullptr;
-  float* key = nullptr;  // per point: min over centroids of ||c||^2 - 2 x.c
-};
-
-template <class V, int NV, int R>
-inline __attribute__((always_inline)) void assign_rows(const AssignJob& j, size_t begin, size_t end) {
-  constexpr int L = int(sizeof(V) / sizeof(float));
-  constexpr int W = NV * L;
-  using VI = typename IntVecOf<V>::type;
-  const size_t d = j.dim;
-  const float inf = std::numeric_limits<float>::infinity();
-  for (size_t i = begin; i < end; ++i) j.key[i] = inf, j.labels[i] = 0;
-  VI iota;
-  for (int l = 0; l < L; ++l) iota[l] = l;
-  V vinf;
-  for (int l = 0; l < L; ++l) vinf[l] = inf;
-
-  for (size_t p0 = 0; p0 < j.npanels; p0 += j.panels_per_chunk) {
-    const size_t p1 = std::min(j.npanels, p0 + j.panels_per_chunk);
-    for (size_t i0 = begin; i0 < end; i0 += R) {
-      const float* xr[R];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) xr[r] = j.x + std::min(i0 + r, end - 1) * d;
-      V bv[R][NV];
-      VI bi[R][NV];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) bv[r][v] = vinf, bi[r][v] = VI{} + 0;
-      for (size_t p = p0; p < p1; ++p) {
-        const float* panel = j.panels + p * d * W;
-        V acc[R][NV];
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-        for (size_t t = 0; t < d; ++t) {
-          V b[NV];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
-#pragma GCC unroll 16
-          for (int r = 0; r < R; ++r) {
-            const float s = xr[r][t];
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
-          }
-        }
-        const float* pn = j.pnorm + p * W;
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) {
-          V nv;
-          std::memcpy(&nv, pn + v * L, sizeof(V));
-          const VI idx = iota + int32_t(p * W + size_t(v) * L);
-#pragma GCC unroll 16
-          for (int r = 0; r < R; ++r) {
-            const V dv = nv - 2.0f * acc[r][v];
-            const VI m = dv < bv[r][v];
-            bv[r][v] = m ? dv : bv[r][v];
-            bi[r][v] = m ? idx : bi[r][v];
-          }
-        }
-      }
-      for (int r = 0; r < R && i0 + r < end; ++r) {
-        float best = j.key[i0 + r];
-        uint32_t label = j.labels[i0 + r];
-        for (int v = 0; v < NV; ++v)
-          for (int l = 0; l < L; ++l) {
-            const float dv = bv[r][v][l];
-            const uint32_t id = uint32_t(bi[r][v][l]);
-            if (dv < best || (dv == best && id < label)) best = dv, label = id;
-          }
-        j.key[i0 + r] = best;
-        j.labels[i0 + r] = label;
-      }
-    }
-  }
-}
-
-// ---- Blocked exact k-NN (used to tune ivf defaults) ---------------------------------------
-//
-// The same tiles with the roles swapped: the queries are packed into panels, the rows stream past
-// them R at a time, and a tile's keys go to per-query heaps when they beat that query's threshold
-// (one vector compare per W queries, nearly always false once the heaps are full).
-
-struct KnnJob {
-  const float* x = nullptr;   // rows
-  size_t dim = 0;
-  const float* panels = nullptr;  // query panels: npanels x dim x W
-  size_t npanels = 0;
-  size_t nq = 0;
-  bool l2 = true;
-};
-
+// Per-range k-NN state: each query's heap of its best (key, row) so far and its threshold (the
+// k-th key once full), which the tile reads to skip rows.
 struct KnnState {
-  std::vector<float> thr;  // npanels x W: each query's current k-th key (+inf until full)
+  std::vector<float> thr;  // npanels x W: each query's current k-th key (+inf until full, -inf on padding)
   std::vector<std::vector<std::pair<float, uint32_t>>> heaps;  // max-heaps of (key, row)
   size_t k = 0;
   void push(size_t q, float key, uint32_t row) {
@@ -166,96 +48,8 @@ struct KnnState {
   }
 };
 
-template <class V, int NV, int R>
-inline __attribute__((always_inline)) void knn_rows(const KnnJob& j, size_t begin, size_t end, KnnState& st) {
-  constexpr int L = int(sizeof(V) / sizeof(float));
-  constexpr int W = NV * L;
-  using VI = typename IntVecOf<V>::type;
-  const size_t d = j.dim;
-  for (size_t i0 = begin; i0 < end; i0 += R) {
-    const float* xr[R];
-    float nx[R];
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      xr[r] = j.x + std::min(i0 + r, end - 1) * d;
-      float s = 0;
-      if (j.l2)
-        for (size_t t = 0; t < d; ++t) s += xr[r][t] * xr[r][t];
-      nx[r] = s;
-    }
-    for (size_t p = 0; p < j.npanels; ++p) {
-      const float* panel = j.panels + p * d * W;
-      V acc[R][NV];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-      for (size_t t = 0; t < d; ++t) {
-        V b[NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const float s = xr[r][t];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
-        }
-      }
-      for (int v = 0; v < NV; ++v) {
-        V thr;
-        std::memcpy(&thr, st.thr.data() + p * W + v * L, sizeof(V));
-        for (int r = 0; r < R && i0 + r < end; ++r) {
-          const V key = nx[r] - 2.0f * acc[r][v];
-          const VI m = key < thr;
-          bool any = false;
-          for (int l = 0; l < L; ++l) any |= m[l] != 0;
-          if (!any) continue;
-          for (int l = 0; l < L; ++l) {
-            const size_t q = p * W + size_t(v) * L + l;
-            if (m[l] && q < j.nq && key[l] < st.thr[q]) st.push(q, key[l], uint32_t(i0 + r));
-          }
-          std::memcpy(&thr, st.thr.data() + p * W + v * L, sizeof(V));
-        }
-      }
-    }
-  }
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void assign_avx512(const AssignJob& j, size_t b,
-                                                                                            size_t e) {
-  assign_rows<v16f, 2, 6>(j, b, e);
-}
-__attribute__((target("avx2,fma"))) void assign_avx2(const AssignJob& j, size_t b, size_t e) {
-  assign_rows<v8f, 2, 6>(j, b, e);
-}
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma"))) void knn_avx512(const KnnJob& j, size_t b,
-                                                                                         size_t e, KnnState& st) {
-  knn_rows<v16f, 2, 6>(j, b, e, st);
-}
-__attribute__((target("avx2,fma"))) void knn_avx2(const KnnJob& j, size_t b, size_t e, KnnState& st) {
-  knn_rows<v8f, 2, 6>(j, b, e, st);
-}
-#endif
-void assign_generic(const AssignJob& j, size_t b, size_t e) { assign_rows<v4f, 2, 4>(j, b, e); }
-void knn_generic(const KnnJob& j, size_t b, size_t e, KnnState& st) { knn_rows<v4f, 2, 4>(j, b, e, st); }
-
-struct AssignVariant {
-  size_t width;  // W: centroids (or queries) per panel
-  void (*run)(const AssignJob&, size_t, size_t);
-  void (*knn)(const KnnJob&, size_t, size_t, KnnState&);
-};
-
-AssignVariant assign_variant() {
-#if defined(__x86_64__) || defined(__i386__)
-  switch (active_kernels().isa) {
-    case Isa::Avx512: return {32, assign_avx512, knn_avx512};
-    case Isa::Avx2: return {16, assign_avx2, knn_avx2};
-    default: break;
-  }
-#endif
-  return {8, assign_generic, knn_generic};
-}
+// KnnPanelsArgs::candidate: ctx is the range's KnnState.
+void knn_candidate(void* ctx, size_t q, float key, uint32_t row) { static_cast<KnnState*>(ctx)->push(q, key, row); }
 
 // Packs rows [0, k) of c into panels of W (transposed, zero padded).
 std::vector<float> pack_panels(const float* c, size_t k, size_t dim, size_t W) {
@@ -284,8 +78,8 @@ void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids,
     }
     return;
   }
-  const AssignVariant var = assign_variant();
-  const size_t W = var.width;
+  const KernelTable& kt = active_kernels();
+  const size_t W = kt.panel_width;
   const size_t npanels = (k + W - 1) / W;
   const std::vector<float> panels = pack_panels(centroids, k, dim, W);
   std::vector<float> pnorm(npanels * W, std::numeric_limits<float>::infinity());
@@ -301,7 +95,7 @@ void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids,
     key_store.resize(n);
     key = key_store.data();
   }
-  AssignJob job;
+  ArgminPanelsArgs job;
   job.x = x;
   job.dim = dim;
   job.panels = panels.data();
@@ -312,9 +106,8 @@ void kmeans_assign(const float* x, size_t n, size_t dim, const float* centroids,
   job.key = key;
   const unsigned t = resolve_threads(threads);
   const size_t grain = std::clamp<size_t>(n / (size_t(t) * 8) + 1, 64, 4096);
-  parallel_for(n, grain, t, [&](size_t b, size_t e) { var.run(job, b, e); });
+  parallel_for(n, grain, t, [&](size_t b, size_t e) { kt.argmin_f32_panels(job, b, e); });
   if (dist) {
-    const KernelTable& kt = active_kernels();
     for (size_t i = 0; i < n; ++i) {
       if (mode == KMeansMode::L2)
         dist[i] = std::max(0.0f, dist[i] + kt.ip_f32(x + i * dim, x + i * dim, dim));
@@ -328,10 +121,10 @@ void knn_blocked(const float* queries, size_t nq, const float* x, size_t n, size
                  uint32_t threads, std::vector<std::vector<uint32_t>>& out) {
   out.assign(nq, {});
   if (nq == 0 || n == 0 || k == 0) return;
-  const AssignVariant var = assign_variant();
-  const size_t W = var.width;
+  const KernelTable& kt = active_kernels();
+  const size_t W = kt.panel_width;
   const std::vector<float> panels = pack_panels(queries, nq, dim, W);
-  KnnJob job;
+  KnnPanelsArgs job;
   job.x = x;
   job.dim = dim;
   job.panels = panels.data();
@@ -348,7 +141,14 @@ void knn_blocked(const float* queries, size_t nq, const float* x, size_t n, size
     std::fill(st.thr.begin(), st.thr.begin() + nq, std::numeric_limits<float>::infinity());
     st.heaps.assign(nq, {});
   }
-  parallel_for(n, grain, t, [&](size_t b, size_t e) { var.knn(job, b, e, states[b / grain]); });
+  job.candidate = knn_candidate;
+  parallel_for(n, grain, t, [&](size_t b, size_t e) {
+    KnnState& st = states[b / grain];
+    KnnPanelsArgs args = job;
+    args.thr = st.thr.data();
+    args.ctx = &st;
+    kt.knn_f32_panels(args, b, e);
+  });
   for (size_t q = 0; q < nq; ++q) {
     std::vector<std::pair<float, uint32_t>> all;
     for (auto& st : states) all.insert(all.end(), st.heaps[q].begin(), st.heaps[q].end());

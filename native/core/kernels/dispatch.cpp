@@ -16,6 +16,7 @@ namespace sable {
 #if !SABLE_HAVE_X86
 const KernelTable* kernels_avx2() { return nullptr; }
 const KernelTable* kernels_avx512() { return nullptr; }
+const KernelTable* kernels_avx512vnni() { return nullptr; }
 #endif
 #if !SABLE_HAVE_NEON
 const KernelTable* kernels_neon() { return nullptr; }
@@ -27,6 +28,7 @@ namespace {
 struct X86Features {
   bool avx2 = false;
   bool avx512 = false;
+  bool avx512vnni = false;  // AVX-512 (as above) plus VNNI
 };
 
 X86Features detect_x86() {
@@ -48,6 +50,7 @@ X86Features detect_x86() {
   const bool avx512f = (b >> 16) & 1, avx512dq = (b >> 17) & 1, avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1;
   f.avx2 = avx2 && fma;
   f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
+  f.avx512vnni = f.avx512 && ((c >> 11) & 1);  // CPUID.(7,0):ECX bit 11
   return f;
 }
 
@@ -68,7 +71,7 @@ bool equals_ci(const char* s, const char* lit) {
 
 const KernelTable* best_available() {
 #if SABLE_HAVE_X86
-  if (x86().avx512) return kernels_avx512();
+  if (x86().avx512) return kernels_for(Isa::Avx512);
   if (x86().avx2) return kernels_avx2();
 #endif
 #if SABLE_HAVE_NEON
@@ -122,7 +125,7 @@ const KernelTable* kernels_for(Isa isa) {
     case Isa::Serial: return kernels_serial();
 #if SABLE_HAVE_X86
     case Isa::Avx2: return kernels_avx2();
-    case Isa::Avx512: return kernels_avx512();
+    case Isa::Avx512: return x86().avx512vnni ? kernels_avx512vnni() : kernels_avx512();
 #endif
 #if SABLE_HAVE_NEON
     case Isa::Neon: return kernels_neon();

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "kernels.h"
+#include "panels.h"
 
 namespace sable {
 namespace {
@@ -234,7 +235,59 @@ float cos_sq8(const float* q, const uint8_t* code, const float* vmin, const floa
   return cos_finish(hsum(_mm256_add_ps(dot0, dot1)), hsum(_mm256_add_ps(nq0, nq1)), hsum(_mm256_add_ps(nx0, nx1)));
 }
 
-const KernelTable kTable = {Isa::Avx2, l2sq_f32, ip_f32, cos_f32, l2sq_sq8, ip_sq8, cos_sq8};
+inline __m128 fold256(__m256 a) { return _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1)); }
+
+// Four codes a step sharing the weight loads; whole groups of 8 (weights are zero past stride).
+void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                      float* out) {
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
+    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
+    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
+    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    for (size_t t = 0; t < stride; t += 8) {
+      const __m256 wv = _mm256_loadu_ps(w + t);
+      a0 = _mm256_fmadd_ps(wv, codes8(c0 + t), a0);
+      a1 = _mm256_fmadd_ps(wv, codes8(c1 + t), a1);
+      a2 = _mm256_fmadd_ps(wv, codes8(c2 + t), a2);
+      a3 = _mm256_fmadd_ps(wv, codes8(c3 + t), a3);
+    }
+    const __m128 s01 = _mm_hadd_ps(fold256(a0), fold256(a1)), s23 = _mm_hadd_ps(fold256(a2), fold256(a3));
+    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
+  }
+  for (; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    __m256 a = _mm256_setzero_ps();
+    for (size_t t = 0; t < stride; t += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(w + t), codes8(c + t), a);
+    const __m128 f = fold256(a);
+    const __m128 h = _mm_hadd_ps(f, f);
+    out[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
+  }
+}
+
+// No fast int8 path without VNNI (vpmaddubsw saturates): the plain loop, for completeness.
+void dot_u8_i8x2_batch(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
+                       const uint32_t* sel, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    int64_t h = 0, l = 0;
+    for (size_t t = 0; t < stride; ++t) {
+      h += int32_t(hi[t]) * int32_t(c[t]);
+      l += int32_t(lo[t]) * int32_t(c[t]);
+    }
+    out[i] = s * float(h * 128 + l);
+  }
+}
+
+void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { argmin_panels<v8f, 2, 6>(a, begin, end); }
+void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v8f, 2, 6>(a, begin, end); }
+
+const KernelTable kTable = {Isa::Avx2,         l2sq_f32,          ip_f32,         cos_f32,
+                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
+                            dot_u8_i8x2_batch, false,             16,             argmin_f32_panels,
+                            knn_f32_panels};
 
 }  // namespace
 

@@ -22,6 +22,7 @@
 #endif
 
 #include "kernels.h"
+#include "panels.h"
 
 namespace sable {
 namespace {
@@ -227,7 +228,65 @@ float cos_sq8(const float* q, const uint8_t* code, const float* vmin, const floa
                     _mm512_reduce_add_ps(_mm512_add_ps(nx0, nx1)));
 }
 
-const KernelTable kTable = {Isa::Avx512, l2sq_f32, ip_f32, cos_f32, l2sq_sq8, ip_sq8, cos_sq8};
+inline __m512 u8x16_to_ps(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+inline __m128 fold512(__m512 a) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// Four codes a step sharing the weight loads; whole groups of 16 (weights are zero past stride).
+void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                      float* out) {
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const uint8_t* c0 = codes + (sel ? sel[i] : i) * stride;
+    const uint8_t* c1 = codes + (sel ? sel[i + 1] : i + 1) * stride;
+    const uint8_t* c2 = codes + (sel ? sel[i + 2] : i + 2) * stride;
+    const uint8_t* c3 = codes + (sel ? sel[i + 3] : i + 3) * stride;
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    for (size_t t = 0; t < stride; t += 16) {
+      const __m512 wv = _mm512_loadu_ps(w + t);
+      a0 = _mm512_fmadd_ps(wv, u8x16_to_ps(c0 + t), a0);
+      a1 = _mm512_fmadd_ps(wv, u8x16_to_ps(c1 + t), a1);
+      a2 = _mm512_fmadd_ps(wv, u8x16_to_ps(c2 + t), a2);
+      a3 = _mm512_fmadd_ps(wv, u8x16_to_ps(c3 + t), a3);
+    }
+    // Four horizontal sums at once: fold each accumulator to 128 bits, then transpose-add.
+    const __m128 s01 = _mm_hadd_ps(fold512(a0), fold512(a1)), s23 = _mm_hadd_ps(fold512(a2), fold512(a3));
+    _mm_storeu_ps(out + i, _mm_hadd_ps(s01, s23));
+  }
+  for (; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    __m512 a = _mm512_setzero_ps();
+    for (size_t t = 0; t < stride; t += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + t), u8x16_to_ps(c + t), a);
+    out[i] = _mm512_reduce_add_ps(a);
+  }
+}
+
+// Without VNNI the int8 form has no fast path (kernels_avx512vnni() has it): the plain loop.
+void dot_u8_i8x2_batch(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
+                       const uint32_t* sel, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    int64_t h = 0, l = 0;
+    for (size_t t = 0; t < stride; ++t) {
+      h += int32_t(hi[t]) * int32_t(c[t]);
+      l += int32_t(lo[t]) * int32_t(c[t]);
+    }
+    out[i] = s * float(h * 128 + l);
+  }
+}
+
+void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { argmin_panels<v16f, 2, 6>(a, begin, end); }
+void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v16f, 2, 6>(a, begin, end); }
+
+const KernelTable kTable = {Isa::Avx512,       l2sq_f32,          ip_f32,         cos_f32,
+                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
+                            dot_u8_i8x2_batch, false,             32,             argmin_f32_panels,
+                            knn_f32_panels};
 
 }  // namespace
 

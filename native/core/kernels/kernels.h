@@ -9,7 +9,41 @@ namespace sable {
 enum class Isa : uint8_t { Serial = 0, Avx2 = 1, Avx512 = 2, Neon = 3 };
 const char* isa_name(Isa isa);
 
+// Arguments of the k-means panel tiles (KernelTable::argmin_f32_panels / knn_f32_panels).
+// A panel holds W = KernelTable::panel_width rows transposed: panel[t * W + lane] = row[lane][t],
+// zero padded, npanels x dim x W floats in all.
+struct ArgminPanelsArgs {
+  const float* x = nullptr;       // points, dim floats each
+  size_t dim = 0;
+  const float* panels = nullptr;  // centroid panels
+  const float* pnorm = nullptr;   // npanels x W: ||c||^2 (l2) or 0 (spherical); +inf on padding lanes
+  size_t npanels = 0;
+  size_t panels_per_chunk = 1;    // panels visited by every point of the range before the next chunk
+  uint32_t* labels = nullptr;     // per point: argmin of pnorm[c] - 2 <x, c>, ties to the lower index
+  float* key = nullptr;           // per point: that minimum
+};
+
+struct KnnPanelsArgs {
+  const float* x = nullptr;       // rows, dim floats each
+  size_t dim = 0;
+  const float* panels = nullptr;  // query panels
+  size_t npanels = 0;
+  size_t nq = 0;                  // queries (lanes past nq are padding)
+  bool l2 = true;                 // key ||x||^2 - 2 <x, q> (l2) or -2 <x, q>
+  // npanels x W: each query's current threshold; `candidate` is called for every (query, key, row)
+  // with key < thr[query] and may lower thr[query]. Padding lanes must hold -inf.
+  float* thr = nullptr;
+  void (*candidate)(void* ctx, size_t q, float key, uint32_t row) = nullptr;
+  void* ctx = nullptr;
+};
+
 // SQ8 codes decode per dimension as x[i] = vmin[i] + scale[i] * code[i].
+//
+// Batched code scoring (the IVF scan and its coarse step): out[i] = <w, code_i> for i < count,
+// code_i = codes + (sel ? sel[i] : i) * stride (any stride >= 1). The weights are padded: w (and
+// hi, lo) hold round_up(stride, 64) entries, zero from index stride on; and every code may be read
+// up to round_up(stride, 64) bytes from its start, so the code table needs 64 spare bytes at its
+// end. Those extra lanes meet zero weights and add nothing.
 struct KernelTable {
   Isa isa;
   float (*l2sq_f32)(const float* a, const float* b, size_t d);
@@ -19,17 +53,36 @@ struct KernelTable {
   float (*l2sq_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);
   float (*ip_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);
   float (*cos_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);
+  // out[i] = <w, code_i> in float.
+  void (*dot_u8_f32_batch)(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                           float* out);
+  // out[i] = s * <128 * hi + lo, code_i>, the integer dot product exact (it fits int32 up to stride
+  // 512; longer codes sum 512-byte blocks in float), times s in float.
+  void (*dot_u8_i8x2_batch)(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
+                            const uint32_t* sel, size_t count, float* out);
+  // dot_u8_i8x2_batch is the faster of the two here (AVX-512 VNNI): the IVF scan splits its
+  // weights into int8 and uses it. Elsewhere it is a plain loop, there for the tests.
+  bool prefer_i8x2;
+  // Rows per panel of the k-means tiles below.
+  uint32_t panel_width;
+  // K-means assignment tile: labels/key of points [begin, end) (see ArgminPanelsArgs).
+  void (*argmin_f32_panels)(const ArgminPanelsArgs& a, size_t begin, size_t end);
+  // Exact k-NN tile: every row of [begin, end) against every query (see KnnPanelsArgs).
+  void (*knn_f32_panels)(const KnnPanelsArgs& a, size_t begin, size_t end);
 };
 
 // Each returns nullptr when that variant is not compiled into this build.
 const KernelTable* kernels_serial();
 const KernelTable* kernels_avx2();
 const KernelTable* kernels_avx512();
+// AVX-512 with the VNNI int8 code scoring (distance_avx512vnni.cpp); its isa is Isa::Avx512.
+const KernelTable* kernels_avx512vnni();
 const KernelTable* kernels_neon();
 
 // True when the variant is compiled in and the CPU (and OS) can run it.
 bool isa_available(Isa isa);
-// The variant for `isa`, or nullptr when it is not available.
+// The variant for `isa`, or nullptr when it is not available (for Avx512, the VNNI table when the
+// CPU has AVX512-VNNI).
 const KernelTable* kernels_for(Isa isa);
 // The table in use, chosen once: SABLE_SIMD when set and available, else the best available.
 const KernelTable& active_kernels();
