@@ -1,0 +1,281 @@
+// The results of one run: the JSON record, the markdown report and the terminal table.
+import type { ClientKind, Format, Plan } from './config.js';
+import type { BatchResult, PoolResult, StepCost } from './inprocess.js';
+import type { ProfileSummary } from './profile.js';
+import type { InsertResult, LoadResult } from './protocol.js';
+
+export interface RunRecord {
+  group: 'search' | 'bare' | 'diag';
+  label: string;
+  server: string;
+  format: Format | null;
+  concurrency: number;
+  client: ClientKind;
+  result: LoadResult;
+  window: number;
+  /** The window on the monotonic clock (µs), for the CPU profiles. */
+  windowUs: [number, number];
+  /** CPU of the server process over the window, in cores, and by thread name. */
+  serverCores: number;
+  serverMainCores: number;
+  serverThreads: Record<string, number>;
+  /** The kernel (system) part of serverThreads. */
+  serverThreadsSys: Record<string, number>;
+  /** Event-loop utilisation of the server's main thread over the window (0..1). */
+  elu: number;
+  /** CPU used by every other process of the machine over the window, in cores. */
+  otherCores: number;
+}
+
+export interface Report {
+  plan: Plan;
+  startedAt: string;
+  finishedAt: string;
+  minutes: number;
+  commit: string;
+  /** The native addon measured (other work in the tree may rebuild it). */
+  addon: string;
+  cpu: { model: string; cores: number; simd: string[] };
+  node: string;
+  loadStart: number[];
+  loadEnd: number[];
+  health: { status: string; adapter: string; isa: string };
+  uwsNative: boolean | null;
+  data: { n: number; dim: number; nq: number; metric: string; source: string };
+  insert: InsertResult & { sealSeconds: number; partitions: number; vectorCount: number };
+  inProcessBuild: { upsertSeconds: number; flushSeconds: number; partitions: number; vectors: number; isa: string };
+  sameData: { queries: number; overlap: number };
+  inProcess: BatchResult[];
+  /** The in-process throughput the ratios divide by: mean of the runs before and after HTTP. */
+  inProcessQps: number;
+  /** CPU per query of the in-process runs (µs): the load-independent side of the comparison. */
+  inProcessCpuUs: number;
+  runs: RunRecord[];
+  diag: {
+    pool: PoolResult[];
+    batchNoMetadata: BatchResult | null;
+    steps: StepCost[];
+    /** CPU profiles of the service at concurrency 16, one per format. */
+    profiles: { format: Format; requests: number; threads: ProfileSummary[] }[];
+  } | null;
+  targets: { name: string; value: string; target: string; met: boolean }[];
+  notes: string[];
+}
+
+const f0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '-');
+const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-');
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+const f3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '-');
+const pct = (x: number) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : '-');
+
+function table(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
+  const a = align ?? head.map((_, i) => (i === 0 ? 'l' : 'r'));
+  return [
+    `| ${head.join(' | ')} |`,
+    `| ${a.map((x) => (x === 'l' ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+function threadSplit(r: RunRecord): string {
+  return Object.entries(r.serverThreads)
+    .map(([k, v]) => `${k} ${f2(v)}`)
+    .join(', ');
+}
+
+/** The main table: each search run and the bare uWS ceiling. */
+export function mainRows(rep: Report): string[][] {
+  const rows: string[][] = [];
+  for (const r of rep.runs.filter((x) => x.group !== 'diag')) {
+    const res = r.result;
+    rows.push([
+      r.group === 'bare' ? 'bare uWS GET' : `search ${r.format}`,
+      String(r.concurrency),
+      f0(res.rps),
+      f3(res.p50),
+      f3(res.p99),
+      f3(res.p999),
+      r.group === 'search' ? pct(res.rps / rep.inProcessQps) : '-',
+      f2(r.serverCores),
+      f2(r.elu),
+      f2(res.clientCores),
+      f2(r.otherCores),
+      f0(cpuUs(r)),
+      r.group === 'search' ? pct(rep.inProcessCpuUs / cpuUs(r)) : '-',
+      String(res.errors),
+    ]);
+  }
+  return rows;
+}
+
+export const MAIN_HEAD = ['run', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'req/s ÷ in-process', 'server cores', 'server ELU', 'client cores', 'other load cores', 'server CPU µs/req', 'in-process CPU ÷ server CPU', 'errors'];
+
+const cpuUs = (r: RunRecord) => ((r.serverCores * r.window) / Math.max(1, r.result.requests)) * 1e6;
+
+export function terminalTable(rep: Report): string {
+  const rows = [MAIN_HEAD, ...mainRows(rep)];
+  const widths = MAIN_HEAD.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const out = [line(rows[0]!), ...rows.slice(1).map(line)];
+  out.push('');
+  for (const b of rep.inProcess) out.push(`in-process searchBatch (${b.label}, threads ${b.threads}): ${f0(b.qps)} q/s (process ${f2(b.cores)} cores, other load ${f2(b.otherCores)} cores)`);
+  out.push(`in-process throughput used for the ratios: ${f0(rep.inProcessQps)} q/s; in-process CPU per query ${f0(rep.inProcessCpuUs)} µs`);
+  out.push(`insert over HTTP (msgpack, ${rep.plan.insertBatch}/request, ${rep.plan.insertConcurrency} in flight): ${f0(rep.insert.vectors / rep.insert.seconds)} vectors/s; seal to one indexed partition: ${f1(rep.insert.sealSeconds)} s`);
+  out.push('');
+  for (const t of rep.targets) out.push(`${t.met ? 'MET    ' : 'NOT MET'}  ${t.name}: ${t.value} (target ${t.target})`);
+  return out.join('\n');
+}
+
+export function markdown(rep: Report): string {
+  const p = rep.plan;
+  const L: string[] = [];
+  L.push(`# HTTP load benchmark (${p.mode} mode)`);
+  L.push('');
+  L.push(`Generated by \`npm run bench:http${p.mode === 'quick' ? ' -- --quick' : ''}\` on ${rep.startedAt} in ${rep.minutes.toFixed(1)} min.`);
+  L.push('');
+  L.push(`- commit: \`${rep.commit}\`; ${rep.addon}`);
+  L.push(`- CPU: ${rep.cpu.model}, ${rep.cpu.cores} cores; SIMD: ${rep.cpu.simd.join(', ') || 'n/a'}; Node ${rep.node}`);
+  L.push(`- load average (1 min) at start / end: ${rep.loadStart[0]} / ${rep.loadEnd[0]} on ${rep.cpu.cores} cores (5 min: ${rep.loadStart[1]} / ${rep.loadEnd[1]}); the "other load" column is what every other process of the machine used during each window`);
+  L.push(`- service: \`startService\` in its own process, adapter **${rep.health.adapter}**${rep.uwsNative === null ? '' : rep.uwsNative ? ' (native uWS binary)' : ' (uWS package fell back to its pure-JS server!)'}, kernel ISA from GET /healthz: **${rep.health.isa}**, ${p.threads} search threads`);
+  L.push(`- data: ${rep.data.n.toLocaleString('en-US')} × ${rep.data.dim}, ${rep.data.metric}, ${rep.data.nq} queries cycled; ${rep.data.source}`);
+  L.push(`- search: top_k ${p.topK}, engine defaults (index type \`sable\`, default nprobe), metadata included (the route's default); in-process and HTTP return the same top-10 ids on ${pct(rep.sameData.overlap)} of ${rep.sameData.queries} checked queries`);
+  L.push(`- load generator: its own forked process, client \`${p.client}\` (${clientText(p.client)}), closed loop, loopback; each run ${p.warmupMs / 1000} s warm-up then a fixed ${p.durationMs / 1000} s window; latency percentiles from every request's own timing`);
+  L.push('');
+  L.push('## Targets');
+  L.push('');
+  L.push(table(['target', 'measured', 'goal', ''], rep.targets.map((t) => [t.name, t.value, t.target, t.met ? 'met' : '**not met**']), ['l', 'r', 'r', 'l']));
+  L.push('');
+  L.push('A closed loop at concurrency 16 has a mean latency of 16 / throughput (Little\'s law), so p99 < 10 ms needs more than 1,600 req/s even if every request took the same time.');
+  L.push('');
+  L.push(`Ratios divide the best HTTP throughput of a format (over the concurrency levels) by the in-process \`searchBatch\` throughput (${f0(rep.inProcessQps)} q/s: same dataset built in-process, same queries, top_k ${p.topK}, threads ${p.threads}, metadata included; mean of the measurement before and after the HTTP runs).`);
+  L.push('');
+  for (const f of ['json', 'msgpack'] as Format[]) {
+    const rs = rep.runs.filter((r) => r.group === 'search' && r.format === f);
+    if (!rs.length) continue;
+    const b = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
+    L.push(`- ${f}: best at concurrency ${b.concurrency}, ${f0(b.result.rps)} req/s = ${pct(b.result.rps / rep.inProcessQps)} of in-process; CPU view: the service spends ${f0(cpuUs(b))} µs of CPU per request against ${f0(rep.inProcessCpuUs)} µs per query in-process (${pct(rep.inProcessCpuUs / cpuUs(b))}), and the load generator another ${f0(((b.result.clientCores * b.window) / b.result.requests) * 1e6)} µs on the same cores.`);
+  }
+  L.push('');
+  const starved = rep.inProcess.filter((b) => b.otherCores > 0.3);
+  if (starved.length) {
+    L.push(`**Other load**: during ${starved.length === rep.inProcess.length ? 'both' : 'one of the'} in-process measurement${starved.length > 1 ? 's' : ''} the rest of the machine used ${starved.map((b) => f2(b.otherCores)).join(' and ')} cores, so \`searchBatch\` got ${starved.map((b) => f2(b.cores)).join(' and ')} of its 2 cores; the HTTP runs were disturbed differently (the "other load cores" column). The throughput ratios above compare unequal conditions; the CPU view depends on that much less.`);
+    L.push('');
+  }
+  L.push(`CPU-bound projection for ${rep.cpu.cores} idle cores, from the CPU per request (which other load disturbs much less than throughput):`);
+  L.push('');
+  L.push(`- in-process ${f0((rep.cpu.cores / rep.inProcessCpuUs) * 1e6)} q/s at ${f0(rep.inProcessCpuUs)} µs per query;`);
+  for (const f of ['json', 'msgpack'] as Format[]) {
+    const rs = rep.runs.filter((r) => r.group === 'search' && r.format === f && r.concurrency >= 16);
+    if (!rs.length) continue;
+    const b = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
+    const client = ((b.result.clientCores * b.window) / b.result.requests) * 1e6;
+    const total = cpuUs(b) + client;
+    L.push(`- HTTP ${f} ${f0((rep.cpu.cores / total) * 1e6)} req/s at ${f0(cpuUs(b))} + ${f0(client)} (load generator) µs per request: **${pct(rep.inProcessCpuUs / total)}** of in-process (concurrency ${b.concurrency} figures).`);
+  }
+  L.push('');
+  L.push('## Results');
+  L.push('');
+  L.push(table(MAIN_HEAD, mainRows(rep)));
+  L.push('');
+  L.push('"in-process CPU ÷ server CPU": the in-process CPU per query divided by the service\'s CPU per request: the share of the service\'s CPU that is the search itself, which other load on the machine disturbs much less than throughput. "server cores": CPU of the whole service process (all its threads) over the window; "server ELU": event-loop utilisation of its main thread (1 = the JS thread never idles); "client cores": the load generator; "other load cores": every other process on the machine (other engineers\' builds and tests), from /proc/stat. On 2 cores, server + client + other cannot exceed 2.');
+  L.push('');
+  L.push('Server CPU by thread (cores; Node names all its threads "node", so "workers" are the service\'s busiest non-main threads, as many as it has search threads, and "other threads" the rest: GC helpers, libuv, LMDB):');
+  L.push('');
+  L.push(table(['run', 'conc.', 'threads'], rep.runs.filter((r) => r.group !== 'diag').map((r) => [r.group === 'bare' ? 'bare uWS GET' : `search ${r.format}`, String(r.concurrency), threadSplit(r)]), ['l', 'r', 'l']));
+  L.push('');
+  L.push('### In-process `searchBatch`');
+  L.push('');
+  L.push(table(['run', 'threads', 'metadata', 'q/s', 'passes', 'process cores', 'CPU µs/query', 'other load cores'], rep.inProcess.map((b) => [b.label, String(b.threads), b.includeMetadata ? 'yes' : 'no', f0(b.qps), String(b.passes), f2(b.cores), f0((b.cores / b.qps) * 1e6), f2(b.otherCores)])));
+  L.push('');
+  L.push(`Built in-process: ${rep.inProcessBuild.vectors.toLocaleString('en-US')} vectors upserted in ${f1(rep.inProcessBuild.upsertSeconds)} s, flush (seal + index) ${f1(rep.inProcessBuild.flushSeconds)} s, ${rep.inProcessBuild.partitions} partition.`);
+  L.push('');
+  L.push('### Insert over HTTP');
+  L.push('');
+  const ins = rep.insert;
+  L.push(table(['vectors', 'requests', 'seconds', 'vectors/s', 'MB/s (body)', 'p50 ms/request', 'p99 ms/request', 'client cores', 'seal + index s'], [[
+    ins.vectors.toLocaleString('en-US'), String(ins.requests), f1(ins.seconds), f0(ins.vectors / ins.seconds), f1(ins.bodyBytes / 1e6 / ins.seconds), f1(ins.p50), f1(ins.p99), f2(ins.clientCores), f1(ins.sealSeconds),
+  ]]));
+  L.push('');
+  L.push(`msgpack bodies of ${p.insertBatch} vectors (float32 binaries), ${p.insertConcurrency} requests in flight; promotion policy \`max_buffer_vectors: 200000\` while loading, then \`max_buffer_age_ms: 1\` sealed the one growing partition; "seal + index" is from that PUT until GET /index said ready with ${ins.partitions} partition and ${ins.vectorCount.toLocaleString('en-US')} vectors.`);
+  L.push('');
+  if (rep.diag) {
+    L.push('## Diagnosis');
+    L.push('');
+    const diagRuns = rep.runs.filter((r) => r.group === 'diag');
+    if (diagRuns.length) {
+      L.push(`HTTP runs of ${p.diagDurationMs / 1000} s each:`);
+      L.push('');
+      L.push(table(['run', 'server', 'client', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'server cores', 'server ELU', 'client cores', 'other cores', 'server CPU µs/req', 'client CPU µs/req', 'req bytes', 'errors'], diagRuns.map((r) => [
+        r.label, r.server, r.client, String(r.concurrency), f0(r.result.rps), f3(r.result.p50), f3(r.result.p99), f2(r.serverCores), f2(r.elu), f2(r.result.clientCores), f2(r.otherCores),
+        f0(((r.serverCores * r.window) / Math.max(1, r.result.requests)) * 1e6), f0(((r.result.clientCores * r.window) / Math.max(1, r.result.requests)) * 1e6), f0(r.result.requestBytes), String(r.result.errors),
+      ])));
+      L.push('');
+    }
+    const search = rep.runs.filter((r) => r.group === 'search' || (r.group === 'diag' && r.format !== null && r.label.startsWith('search')));
+    if (search.length) {
+      const per = (r: RunRecord, cores: number) => f0(((cores * r.window) / Math.max(1, r.result.requests)) * 1e6);
+      const th = (r: RunRecord, k: string) => r.serverThreads[k] ?? 0;
+      const sy = (r: RunRecord, k: string) => r.serverThreadsSys[k] ?? 0;
+      L.push('Where a search request\'s time and CPU go (CPU from /proc per thread, µs per request, "(sys)" the kernel part; handler and pool times are the server\'s own figures, means of every 16th response):');
+      L.push('');
+      L.push(table(['run', 'server', 'conc.', 'client p50 ms', 'client mean ms', 'handler ms (query_time_ms)', 'pool ms (receipt.elapsed_us)', 'main thread µs/req (sys)', 'workers µs/req (sys)', 'other threads µs/req', 'client µs/req (sys)'], search.map((r) => [
+        r.label, r.server, String(r.concurrency), f3(r.result.p50), f3(r.result.mean), f3(r.result.serverQueryMs ?? NaN), f3(r.result.poolElapsedMs ?? NaN),
+        `${per(r, th(r, 'main'))} (${per(r, sy(r, 'main'))})`, `${per(r, th(r, 'workers'))} (${per(r, sy(r, 'workers'))})`, per(r, th(r, 'other threads') + th(r, 'threads that ended')),
+        `${per(r, r.result.clientCores)} (${per(r, r.result.clientSysCores)})`,
+      ])));
+      L.push('');
+    }
+    if (rep.diag.pool.length || rep.diag.batchNoMetadata) {
+      L.push('The search path without HTTP, in the benchmark process (same dataset, same queries):');
+      L.push('');
+      const us = (cores: number, qps: number) => f0((cores / qps) * 1e6);
+      const rows: string[][] = rep.inProcess.map((b) => [`searchBatch threads ${b.threads}, metadata (${b.label})`, '-', f0(b.qps), '-', '-', us(b.cores, b.qps), '-', f2(b.otherCores)]);
+      const b = rep.diag.batchNoMetadata;
+      if (b) rows.push([`searchBatch threads ${b.threads}, no metadata`, '-', f0(b.qps), '-', '-', us(b.cores, b.qps), '-', f2(b.otherCores)]);
+      rows.push(...rep.diag.pool.map((r) => [r.label, String(r.concurrency), f0(r.qps), f3(r.p50), f3(r.p99), us(r.cores, r.qps), `${us(r.mainCores, r.qps)} (${us(r.mainSysCores, r.qps)})`, f2(r.otherCores)]));
+      L.push(table(['path', 'conc.', 'q/s', 'p50 ms', 'p99 ms', 'process CPU µs/query', 'main thread µs/query (sys)', 'other cores'], rows));
+      L.push('');
+    }
+    if (rep.diag.steps.length) {
+      L.push('Per-request costs of the service\'s main-thread steps, one thread, on the service\'s own modules (CPU time per operation):');
+      L.push('');
+      L.push(table(['step', 'µs/request', 'note'], rep.diag.steps.map((s) => [s.step, f1(s.us), s.note]), ['l', 'r', 'l']));
+      L.push('');
+    }
+  }
+  for (const prof of rep.diag?.profiles ?? []) {
+    L.push(`### CPU profile: search ${prof.format}, concurrency 16`);
+    L.push('');
+    const run = rep.runs.find((r) => r.label === `search ${prof.format}, profiled`);
+    const cpuOf = (k: string) => (run ? f0(((run.serverThreads[k] ?? 0) * run.window * 1e6) / Math.max(1, run.result.requests)) : '-');
+    L.push(`V8 sampling profiler (\`--cpu-prof\`, 1 ms) on the service process, samples inside the ${p.diagDurationMs / 1000} s window only, ${prof.requests.toLocaleString('en-US')} requests answered in it; self time per request. V8 samples on a wall clock: a thread that is ready but waits for a core is charged to the function it was preempted in (typically right after waking another thread: a socket write wakes the client, a postMessage wakes a worker). So "busy" here is more than the CPU the thread used, which /proc measured in the same window: main thread ${cpuOf('main')} µs/request, workers ${cpuOf('workers')} µs/request. Read the shares; the absolute CPU is /proc's.`);
+    L.push('');
+    for (const t of prof.threads) {
+      const per = (ms: number) => (ms * 1000) / Math.max(1, prof.requests);
+      // windowMs sums the window over the group's threads, so busy / window is a per-thread share.
+      L.push(`**${t.thread === 'main' ? 'Main thread' : `Worker threads (${t.files})`}**: busy ${f0(per(t.busyMs))} µs/request (${pct(t.busyMs / t.windowMs)} of the window${t.thread === 'main' ? '' : ' per thread'}).`);
+      L.push('');
+      const top = t.categories.slice(0, 14);
+      const rest = t.categories.slice(14).reduce((s2, c2) => s2 + c2.ms, 0);
+      const rows = top.map((c2) => [c2.name, f1(per(c2.ms)), pct(c2.ms / t.busyMs)]);
+      if (rest > 0) rows.push(['(the rest)', f1(per(rest)), pct(rest / t.busyMs)]);
+      L.push(table(['where (self time)', 'µs/request', 'share of busy'], rows));
+      L.push('');
+      L.push(table(['function (self time)', 'µs/request', 'share of busy'], t.functions.slice(0, t.thread === 'main' ? 15 : 6).map((fn) => [fn.name.replaceAll('|', '\\|'), f1(per(fn.ms)), pct(fn.ms / t.busyMs)])));
+      L.push('');
+    }
+  }
+  if (rep.notes.length) {
+    L.push('## Notes');
+    L.push('');
+    for (const n of rep.notes) L.push(`- ${n}`);
+    L.push('');
+  }
+  return L.join('\n');
+}
+
+function clientText(c: ClientKind): string {
+  if (c === 'net') return 'raw HTTP/1.1 over keep-alive node:net sockets, one prebuilt buffer per request';
+  if (c === 'http') return 'node:http with a keep-alive Agent';
+  return 'global fetch';
+}

@@ -1,0 +1,593 @@
+// `npm run bench:http`: the HTTP load benchmark of the search route.
+//
+// 1. data: the seeded synthetic 768-d clustered set of the ANN bench (bench/ann/datasets.ts),
+//    n vectors and 1000 queries (the cached prefix is reused, the rest generated in memory);
+// 2. in-process: the same dataset built with Engine.open({}) here, and searchBatch throughput;
+// 3. the service (startService) in a forked process, loaded over HTTP (msgpack insert batches),
+//    sealed into one indexed partition;
+// 4. a forked load generator: search at each concurrency, JSON and msgpack; then a bare
+//    uWebSockets.js route (third process) for the HTTP stack's ceiling;
+// 5. diagnosis runs (unless --no-diagnose), in-process again, the report.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SearchPool } from '../../workers/index.js';
+import { loadSet, readMeta, SYNTHETIC, SyntheticGenerator } from '../ann/datasets.js';
+import { cpuInfo, gitCommit } from '../ann/env.js';
+import { paths } from '../ann/paths.js';
+import { HELP, parsePlan, type ClientKind, type Format } from './config.js';
+import { MSGPACK, searchBody } from './bodies.js';
+import { openHandler } from './handler.js';
+import { buildInProcess, closedLoop, inlineSearch, LOAD_POLICY, measureBatch, poolSearch, stepCosts, topIds, type BatchResult, type PoolResult } from './inprocess.js';
+import { summarise } from './profile.js';
+import { loadAverage, machineTimes, threadDelta, threadTimes, type MachineTimes, type ThreadTimes } from './procstat.js';
+import type { FromLoadgen, FromServer, InsertResult, InsertSpec, LoadResult, LoadSpec, ToLoadgen, ToServer, Usage } from './protocol.js';
+import { markdown, terminalTable, type Report, type RunRecord } from './report.js';
+
+const HOST = '127.0.0.1';
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const t00 = Date.now();
+
+function log(msg: string): void {
+  process.stderr.write(`[http ${((Date.now() - t00) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`);
+}
+
+// ------------------------------------------------------------------------------------ children
+
+const children = new Set<ChildProcess>();
+
+function forkChild(script: string, args: string[], execArgv: string[] = []): ChildProcess {
+  const proc = fork(here(script), args, { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return proc;
+}
+
+/** Ends the children this run started (each by its own pid). */
+function killChildren(): void {
+  for (const c of children) if (c.exitCode === null && c.pid) c.kill('SIGKILL');
+}
+
+class ServerChild {
+  private usageWaiters: ((u: Usage) => void)[] = [];
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly ready: Extract<FromServer, { type: 'ready' }>,
+  ) {
+    proc.on('message', (m: FromServer) => {
+      if (m.type === 'usage') this.usageWaiters.shift()?.(m.usage);
+    });
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  static start(script: string, args: string[], timeoutMs: number, execArgv: string[] = []): Promise<ServerChild> {
+    const proc = forkChild(script, args, execArgv);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        proc.kill('SIGKILL');
+        reject(new Error(`${script} did not start within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      proc.on('message', function first(m: FromServer) {
+        if (m.type === 'ready') {
+          clearTimeout(timer);
+          proc.off('message', first);
+          resolve(new ServerChild(proc, m));
+        } else if (m.type === 'failed') {
+          clearTimeout(timer);
+          reject(new Error(`${script} failed: ${m.message}`));
+        }
+      });
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`${script} exited with ${code} before it was ready`));
+      });
+    });
+  }
+
+  usage(): Promise<Usage> {
+    return new Promise((resolve) => {
+      this.usageWaiters.push(resolve);
+      this.proc.send({ type: 'usage' } satisfies ToServer);
+    });
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.proc.exitCode !== null) return resolve();
+      const timer = setTimeout(() => this.proc.kill('SIGKILL'), 30_000);
+      this.proc.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.proc.send({ type: 'close' } satisfies ToServer);
+    });
+  }
+}
+
+class Loadgen {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; onPhase?: (p: string) => void }>();
+  readonly proc = forkChild('./loadgen.js', []);
+
+  constructor() {
+    this.proc.on('message', (m: FromLoadgen) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      if (m.type === 'phase') p.onPhase?.(m.phase);
+      else {
+        this.pending.delete(m.id);
+        if (m.type === 'error') p.reject(new Error(`load generator: ${m.message}`));
+        else p.resolve(m.result);
+      }
+    });
+    this.proc.once('exit', (code) => {
+      for (const p of this.pending.values()) p.reject(new Error(`the load generator exited (${code})`));
+      this.pending.clear();
+    });
+  }
+
+  setup(queries: Float32Array, dim: number): void {
+    this.proc.send({ type: 'setup', queries, dim } satisfies ToLoadgen);
+  }
+
+  load(spec: LoadSpec, onPhase: (p: string) => void): Promise<LoadResult> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, onPhase });
+      this.proc.send({ type: 'load', id, spec } satisfies ToLoadgen);
+    });
+  }
+
+  insert(spec: InsertSpec): Promise<InsertResult> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.proc.send({ type: 'insert', id, spec } satisfies ToLoadgen);
+    });
+  }
+
+  exit(): void {
+    if (this.proc.connected) this.proc.send({ type: 'exit' } satisfies ToLoadgen);
+  }
+}
+
+// ------------------------------------------------------------------------------------ data
+
+function syntheticData(n: number, nq: number): { base: Float32Array; queries: Float32Array; source: string } {
+  const dim = SYNTHETIC.dim;
+  const gen = new SyntheticGenerator();
+  const meta = readMeta('synthetic');
+  let cached = 0;
+  const base = new Float32Array(n * dim);
+  let queries: Float32Array;
+  if (meta && meta.dim === dim && meta.nq >= nq) {
+    // The cache of the ANN bench holds a prefix of the same stream: check one row, then use it.
+    cached = Math.min(meta.count, n);
+    const set = loadSet('synthetic', cached, nq);
+    const probe = new Float32Array(dim);
+    gen.fill(probe, 0, cached - 1, 1);
+    if (probe.every((v, i) => v === set.base[(cached - 1) * dim + i])) {
+      base.set(set.base);
+      queries = set.queries;
+    } else {
+      log('the synthetic cache differs from the generator; generating everything');
+      cached = 0;
+      queries = new Float32Array(nq * dim);
+      gen.fill(queries, 1, 0, nq);
+    }
+  } else {
+    queries = new Float32Array(nq * dim);
+    gen.fill(queries, 1, 0, nq);
+  }
+  if (cached < n) log(`generating synthetic vectors ${cached}..${n} (${cached} from bench/.cache)`);
+  for (let first = cached; first < n; first += 10_000) gen.fill(base.subarray(first * dim), 0, first, Math.min(10_000, n - first));
+  const { latent, clusters, spread, noise, seed } = SYNTHETIC;
+  return {
+    base,
+    queries,
+    source: `the ANN bench's synthetic generator (bench/ann/datasets.ts, seed ${seed}): ${clusters} Gaussian clusters in ${latent}-d, spread ${spread}, linear map to ${dim}-d, noise ${noise}; queries from the independent stream`,
+  };
+}
+
+// ------------------------------------------------------------------------------------ HTTP helpers
+
+async function api(base: string, key: string | null, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, body: parsed };
+}
+
+async function must(base: string, key: string | null, method: string, path: string, body?: unknown): Promise<any> {
+  const r = await api(base, key, method, path, body);
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until the dataset is one indexed partition holding all n vectors. */
+async function waitSealed(base: string, key: string, id: string, n: number, timeoutMs: number): Promise<{ partitions: number; vectorCount: number }> {
+  const until = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const index = await must(base, key, 'GET', `/datasets/${id}/index`);
+    const stats = await must(base, key, 'GET', `/datasets/${id}/stats`);
+    last = `index ${JSON.stringify(index)}, stats partitions ${stats.partitions}, vectors ${stats.vector_count}`;
+    if (index.status === 'ready' && stats.partitions === 1 && stats.vector_count === n) return { partitions: stats.partitions, vectorCount: stats.vector_count };
+    if (Date.now() > until) throw new Error(`the dataset did not become one ready partition in time: ${last}`);
+    await sleep(250);
+  }
+}
+
+// ------------------------------------------------------------------------------------ measured runs
+
+interface Snap {
+  at: bigint;
+  threads: ThreadTimes;
+  machine: MachineTimes;
+  usage: Usage;
+  own: NodeJS.CpuUsage;
+}
+
+async function snapshot(target: ServerChild): Promise<Snap> {
+  const at = process.hrtime.bigint();
+  const threads = threadTimes(target.pid);
+  const machine = machineTimes();
+  const own = process.cpuUsage();
+  const usage = await target.usage();
+  return { at, threads, machine, usage, own };
+}
+
+async function loadRun(lg: Loadgen, target: ServerChild, spec: LoadSpec, group: RunRecord['group'], label: string, serverName: string, workers: number): Promise<RunRecord> {
+  const snaps: Promise<Snap>[] = [];
+  const result = await lg.load(spec, () => snaps.push(snapshot(target)));
+  if (snaps.length !== 2) throw new Error(`${label}: the measuring window did not open and close (${result.firstError ?? 'no error reported'})`);
+  const [a, b] = await Promise.all(snaps);
+  const window = Number(b!.at - a!.at) / 1e9;
+  const byThread = threadDelta(target.pid, a!.threads, b!.threads, workers);
+  const serverThreads: Record<string, number> = {};
+  const serverThreadsSys: Record<string, number> = {};
+  for (const [k, v] of Object.entries(byThread.total)) serverThreads[k] = v / window;
+  for (const [k, v] of Object.entries(byThread.sys)) serverThreadsSys[k] = v / window;
+  // The process's own account (getrusage: every thread, also those that ended in the window).
+  const cpuD = b!.usage.cpu.user + b!.usage.cpu.system - a!.usage.cpu.user - a!.usage.cpu.system;
+  const serverCores = cpuD / 1e6 / window;
+  const listed = Object.values(serverThreads).reduce((s, x) => s + x, 0);
+  if (serverCores - listed > 0.02) serverThreads['threads that ended'] = serverCores - listed;
+  const activeD = b!.usage.elu.active - a!.usage.elu.active;
+  const idleD = b!.usage.elu.idle - a!.usage.elu.idle;
+  const ownCores = (b!.own.user + b!.own.system - a!.own.user - a!.own.system) / 1e6 / window;
+  const busy = (b!.machine.busy - a!.machine.busy) / window;
+  const rec: RunRecord = {
+    group,
+    label,
+    server: serverName,
+    format: spec.target === 'bare-get' ? null : spec.format,
+    concurrency: spec.concurrency,
+    client: spec.client,
+    result,
+    window,
+    windowUs: [Number(a!.at / 1000n), Number(b!.at / 1000n)],
+    serverCores,
+    serverMainCores: serverThreads.main ?? 0,
+    serverThreads,
+    serverThreadsSys,
+    elu: activeD + idleD > 0 ? activeD / (activeD + idleD) : NaN,
+    otherCores: Math.max(0, busy - serverCores - result.clientCores - ownCores),
+  };
+  log(
+    `${label.padEnd(34)} ${Math.round(result.rps).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(3)}  p99 ${result.p99.toFixed(3)} ms` +
+      `  server ${serverCores.toFixed(2)} (main ${rec.serverMainCores.toFixed(2)}, ELU ${rec.elu.toFixed(2)})  client ${result.clientCores.toFixed(2)}  other ${rec.otherCores.toFixed(2)} cores` +
+      (result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '') +
+      (result.badResults ? `  BAD RESULTS ${result.badResults}` : ''),
+  );
+  return rec;
+}
+
+// ------------------------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  let plan: ReturnType<typeof parsePlan>;
+  try {
+    plan = parsePlan(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${HELP}`);
+    process.exit(2);
+  }
+  if (plan === 'help') {
+    process.stdout.write(HELP);
+    return;
+  }
+  if ('render' in plan) {
+    // Re-render the markdown of a recorded run (report changes need no new measurement).
+    const report = JSON.parse(readFileSync(plan.render, 'utf8')) as Report;
+    const md = plan.render.replace(/\.json$/, '') + '.md';
+    writeFileSync(md, markdown(report));
+    process.stdout.write(terminalTable(report) + `\nwrote ${md}\n`);
+    return;
+  }
+  const P = plan;
+  const startedAt = new Date().toISOString();
+  const loadStart = loadAverage();
+  const commit = gitCommit();
+  let addon = 'not found';
+  try {
+    addon = `native/build/Release/sable.node built ${statSync(join(paths.root, 'native', 'build', 'Release', 'sable.node')).mtime.toISOString()}`;
+  } catch {
+    // reported as not found
+  }
+  const cpu = cpuInfo();
+  log(`${P.mode} mode: ${P.n} x ${P.dim}, concurrency ${P.concurrency.join('/')}, ${P.formats.join('+')}, ${P.durationMs / 1000} s windows, client ${P.client}, adapter ${P.adapter}; commit ${commit}; load ${loadStart.join(' ')}`);
+  // Bounded in time whatever happens.
+  const deadlineMin = P.mode === 'quick' ? 20 : 60;
+  setTimeout(() => {
+    log(`giving up after ${deadlineMin} min`);
+    killChildren();
+    process.exit(1);
+  }, deadlineMin * 60_000).unref();
+
+  const runDir = mkdtempSync(join(tmpdir(), 'sable-bench-http-'));
+  const cleanup = () => {
+    killChildren();
+    rmSync(runDir, { recursive: true, force: true });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      log(`${sig}: stopping`);
+      cleanup();
+      process.exit(130);
+    });
+  }
+  const notes: string[] = [];
+  try {
+    // 1. data
+    const data = syntheticData(P.n, P.nq);
+    const baseFile = join(runDir, 'base.f32');
+    writeFileSync(baseFile, new Uint8Array(data.base.buffer, data.base.byteOffset, data.base.byteLength));
+    log(`data ready: ${P.n} x ${P.dim} + ${P.nq} queries`);
+
+    // 2. in-process build and first measurement
+    const built = await buildInProcess(data.base, P.n, P.dim, P.insertBatch);
+    log(`in-process: upsert ${built.upsertSeconds.toFixed(1)} s, flush ${built.flushSeconds.toFixed(1)} s, ${built.partitions} partition(s), ${built.vectors} vectors, ISA ${built.isa}`);
+    if (built.partitions !== 1 || built.vectors !== P.n) notes.push(`in-process dataset: ${built.partitions} partitions, ${built.vectors} vectors (expected 1 and ${P.n})`);
+    const inProcess: BatchResult[] = [];
+    const batchOpts = { topK: P.topK, threads: P.threads, includeMetadata: true, warmupMs: P.warmupMs, durationMs: P.durationMs };
+    inProcess.push(await measureBatch('before the HTTP runs', built.ds, data.queries, batchOpts));
+    log(`in-process searchBatch: ${Math.round(inProcess[0]!.qps)} q/s (other load ${inProcess[0]!.otherCores.toFixed(2)} cores)`);
+
+    // 3. the service, loaded over HTTP
+    const dataDir = join(runDir, 'service');
+    mkdirSync(dataDir);
+    let server = await ServerChild.start('./server.js', [dataDir, P.adapter, String(P.threads)], 120_000);
+    const base = server.ready.url;
+    const health = await must(base, null, 'GET', '/healthz');
+    const key = readFileSync(join(dataDir, 'admin.key'), 'utf8').trim();
+    log(`service up at ${base}: adapter ${health.adapter}, ISA ${health.isa}`);
+    const ds = await must(base, key, 'POST', '/datasets', { name: 'bench-http', dim: P.dim, metric: 'cosine' });
+    await must(base, key, 'POST', `/datasets/${ds.id}/ensure-engine`);
+    await must(base, key, 'PUT', `/datasets/${ds.id}/promotion-policy`, LOAD_POLICY);
+    const lg = new Loadgen();
+    lg.setup(data.queries, P.dim);
+    const insert = await lg.insert({ host: HOST, port: server.ready.port, path: `/datasets/${ds.id}/insert`, apiKey: key, file: baseFile, n: P.n, dim: P.dim, batch: P.insertBatch, concurrency: P.insertConcurrency });
+    log(`insert: ${insert.vectors} vectors in ${insert.seconds.toFixed(1)} s = ${Math.round(insert.vectors / insert.seconds)} vectors/s`);
+    const s0 = Date.now();
+    await must(base, key, 'PUT', `/datasets/${ds.id}/promotion-policy`, { max_buffer_age_ms: 1 });
+    const sealed = await waitSealed(base, key, ds.id, P.n, 15 * 60_000);
+    const sealSeconds = (Date.now() - s0) / 1000;
+    await must(base, key, 'PUT', `/datasets/${ds.id}/promotion-policy`, { max_buffer_age_ms: 10_000 });
+    log(`sealed: ${sealed.partitions} partition, ${sealed.vectorCount} vectors, ${sealSeconds.toFixed(1)} s`);
+
+    // Same data on both sides: the top-10 ids of the first queries agree.
+    const checkQ = 20;
+    const local = await topIds(built.ds, data.queries, checkQ, P.topK);
+    let agree = 0;
+    let sampleResponse: unknown = null;
+    for (let i = 0; i < checkQ; i++) {
+      const r = await must(base, key, 'POST', `/datasets/${ds.id}/search`, { query: Array.from(data.queries.subarray(i * P.dim, (i + 1) * P.dim)), top_k: P.topK });
+      sampleResponse ??= r;
+      const ids = (r.results as { id: number }[]).map((h) => h.id);
+      if (ids.length === P.topK && ids.every((id, j) => id === local[i]![j])) agree++;
+    }
+    if (agree < checkQ) notes.push(`HTTP and in-process top-10 ids differ on ${checkQ - agree} of ${checkQ} checked queries (same data and engine; index builds may differ slightly)`);
+
+    // 4. search runs, then the bare uWS ceiling
+    const runs: RunRecord[] = [];
+    const spec = (over: Partial<LoadSpec>): LoadSpec => ({
+      host: HOST,
+      port: server.ready.port,
+      target: 'search',
+      format: 'json',
+      path: `/datasets/${ds.id}/search`,
+      apiKey: key,
+      topK: P.topK,
+      concurrency: 1,
+      warmupMs: P.warmupMs,
+      durationMs: P.durationMs,
+      maxRequests: P.maxRequestsPerRun,
+      client: P.client,
+      sampleEvery: 16,
+      ...over,
+    });
+    const serverName = (s: ServerChild) => s.ready.adapter;
+    for (const format of P.formats) {
+      for (const c of P.concurrency) {
+        runs.push(await loadRun(lg, server, spec({ format, concurrency: c }), 'search', `search ${format} c=${c}`, serverName(server), P.threads));
+      }
+    }
+    const bare = await ServerChild.start('./bare-uws.js', [], 30_000);
+    const bareSpec = (over: Partial<LoadSpec>): LoadSpec => spec({ port: bare.ready.port, target: 'bare-get', path: '/hello', apiKey: undefined, sampleEvery: 0, ...over });
+    for (const c of P.concurrency) runs.push(await loadRun(lg, bare, bareSpec({ concurrency: c }), 'bare', `bare uWS GET c=${c}`, 'uWebSockets.js (bare)', 0));
+
+    // 5. diagnosis
+    let diag: Report['diag'] = null;
+    if (P.diagnose) {
+      const d = { warmupMs: Math.min(P.warmupMs, 1000), durationMs: P.diagDurationMs };
+      const c = 16;
+      for (const format of ['json', 'msgpack'] as Format[]) {
+        runs.push(await loadRun(lg, bare, bareSpec({ ...d, target: 'bare-post', format, concurrency: c }), 'diag', `bare uWS POST ${format}-sized body`, 'uWebSockets.js (bare)', 0));
+      }
+      for (const client of ['http', 'fetch'] as ClientKind[]) {
+        if (client === P.client) continue;
+        runs.push(await loadRun(lg, bare, bareSpec({ ...d, client, concurrency: c }), 'diag', `bare uWS GET, client ${client}`, 'uWebSockets.js (bare)', 0));
+      }
+      await bare.close();
+      // The search route without transport work on the client side: include_metadata false is
+      // not what the ratios use, so it stays out; the node:http adapter on the same data.
+      await server.close();
+      const otherAdapter = server.ready.adapter === 'node:http' ? 'uws' : 'node';
+      server = await ServerChild.start('./server.js', [dataDir, otherAdapter, String(P.threads)], 300_000);
+      await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
+      for (const format of P.formats) {
+        runs.push(await loadRun(lg, server, spec({ ...d, port: server.ready.port, format, concurrency: c }), 'diag', `search ${format}`, serverName(server), P.threads));
+      }
+      await server.close();
+      // One search thread instead of two: the main thread, the client and the workers share two cores.
+      server = await ServerChild.start('./server.js', [dataDir, P.adapter, '1'], 300_000);
+      await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
+      for (const format of P.formats) {
+        runs.push(await loadRun(lg, server, spec({ ...d, port: server.ready.port, format, concurrency: c }), 'diag', `search ${format}, 1 search thread`, serverName(server), 1));
+      }
+      await server.close();
+      // The service's own adapter again under V8's sampling profiler (--cpu-prof), one process
+      // per format: where the main thread's and the workers' time goes, by module.
+      const profiles: NonNullable<Report['diag']>['profiles'] = [];
+      for (const format of P.formats) {
+        const dir = join(runDir, `prof-${format}`);
+        server = await ServerChild.start('./server.js', [dataDir, P.adapter, String(P.threads)], 300_000, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+        await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
+        const r = await loadRun(lg, server, spec({ ...d, port: server.ready.port, format, concurrency: c }), 'diag', `search ${format}, profiled`, serverName(server), P.threads);
+        runs.push(r);
+        await server.close();
+        profiles.push({ format, requests: r.result.requests, threads: summarise(dir, r.windowUs[0], r.windowUs[1]) });
+      }
+
+      // Without HTTP, in this process: the search inline, through the service's SearchPool (the
+      // worker hop), and through the service's whole handler (Router.handle) on its data.
+      const poolRuns: PoolResult[] = [];
+      poolRuns.push(await closedLoop('Dataset.searchDetailed on the main thread (no hop)', 1, d, inlineSearch(built.ds, data.queries, P.topK)));
+      const pool = new SearchPool({ threads: P.threads });
+      for (const pc of [1, 16]) {
+        poolRuns.push(await closedLoop('SearchPool.search (worker hop, then metadata reads)', pc, d, poolSearch(built.ds, pool, data.queries, P.topK)));
+      }
+      await pool.close();
+      const handler = await openHandler(dataDir, P.threads);
+      for (const format of P.formats) {
+        const headers: Record<string, string> =
+          format === 'json' ? { 'content-type': 'application/json', 'x-api-key': key } : { 'content-type': MSGPACK, accept: MSGPACK, 'x-api-key': key };
+        const bodies = Array.from({ length: P.nq }, (_, i) => searchBody(format, data.queries.subarray(i * P.dim, (i + 1) * P.dim), P.topK));
+        const call = async (i: number) => {
+          const body = bodies[i % bodies.length]!;
+          const res = await handler.handle({
+            method: 'POST',
+            path: `/datasets/${ds.id}/search`,
+            query: new URLSearchParams(),
+            headers: { ...headers, 'content-length': String(body.length) },
+            body,
+            startedAt: process.hrtime.bigint(),
+          });
+          if (res.status !== 200) throw new Error(`Router.handle answered ${res.status}: ${String(res.body).slice(0, 200)}`);
+        };
+        for (const pc of [1, 16]) poolRuns.push(await closedLoop(`Router.handle, ${format} body (the whole route, no HTTP)`, pc, d, call));
+      }
+      await handler.close();
+      for (const r of poolRuns) log(`${r.label} c=${r.concurrency}: ${Math.round(r.qps)} q/s, p50 ${r.p50.toFixed(3)} p99 ${r.p99.toFixed(3)} ms, main ${r.mainCores.toFixed(2)} cores, process ${r.cores.toFixed(2)}`);
+      const batchNoMetadata = await measureBatch('no metadata', built.ds, data.queries, { ...batchOpts, includeMetadata: false, ...d });
+      log(`in-process searchBatch without metadata: ${Math.round(batchNoMetadata.qps)} q/s`);
+      const steps = stepCosts(data.queries, P.dim, P.topK, key, sampleResponse);
+      for (const s of steps) log(`${s.step}: ${s.us.toFixed(1)} µs`);
+      diag = { pool: poolRuns, batchNoMetadata, steps, profiles };
+    } else {
+      await bare.close();
+      await server.close();
+    }
+    lg.exit();
+
+    // 6. in-process again (drift), the report
+    inProcess.push(await measureBatch('after the HTTP runs', built.ds, data.queries, batchOpts));
+    log(`in-process searchBatch: ${Math.round(inProcess[1]!.qps)} q/s (other load ${inProcess[1]!.otherCores.toFixed(2)} cores)`);
+    await built.engine.close();
+    const inProcessQps = (inProcess[0]!.qps + inProcess[1]!.qps) / 2;
+    const inProcessCpuUs = (inProcess.reduce((s, b) => s + b.cores * b.seconds, 0) / inProcess.reduce((s, b) => s + b.qps * b.seconds, 0)) * 1e6;
+
+    const search = runs.filter((r) => r.group === 'search');
+    const best = (f: Format) => Math.max(0, ...search.filter((r) => r.format === f).map((r) => r.result.rps));
+    const at16 = (f: Format) => search.find((r) => r.format === f && r.concurrency === 16);
+    const targets: Report['targets'] = [];
+    if (P.formats.includes('json')) {
+      const v = best('json') / inProcessQps;
+      targets.push({ name: 'HTTP JSON search / in-process', value: `${Math.round(v * 100)}%`, target: '≥ 70%', met: v >= 0.7 });
+    }
+    if (P.formats.includes('msgpack')) {
+      const v = best('msgpack') / inProcessQps;
+      targets.push({ name: 'HTTP msgpack search / in-process', value: `${Math.round(v * 100)}%`, target: '≥ 85%', met: v >= 0.85 });
+    }
+    for (const f of P.formats) {
+      const r = at16(f);
+      if (r) targets.push({ name: `p99 at concurrency 16, ${f}`, value: `${r.result.p99.toFixed(2)} ms`, target: '< 10 ms', met: r.result.p99 < 10 });
+    }
+    const errors = runs.reduce((s, r) => s + r.result.errors, 0);
+    if (errors) notes.push(`${errors} requests failed over all runs (see the errors column)`);
+    const bad = runs.reduce((s, r) => s + r.result.badResults, 0);
+    if (bad) notes.push(`${bad} sampled responses did not hold top_k results`);
+
+    const loadEnd = loadAverage();
+    const report: Report = {
+      plan: P,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      minutes: (Date.now() - t00) / 60_000,
+      commit,
+      addon,
+      cpu,
+      node: process.version,
+      loadStart,
+      loadEnd,
+      health,
+      uwsNative: bare.ready.native ?? null,
+      data: { n: P.n, dim: P.dim, nq: P.nq, metric: 'cosine', source: data.source },
+      insert: { ...insert, sealSeconds, partitions: sealed.partitions, vectorCount: sealed.vectorCount },
+      inProcessBuild: { upsertSeconds: built.upsertSeconds, flushSeconds: built.flushSeconds, partitions: built.partitions, vectors: built.vectors, isa: built.isa },
+      sameData: { queries: checkQ, overlap: agree / checkQ },
+      inProcess,
+      inProcessQps,
+      inProcessCpuUs,
+      runs,
+      diag,
+      targets,
+      notes,
+    };
+    const outDir = P.mode === 'full' && P.outName === 'http' ? paths.results : paths.cache;
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, `${P.outName}.json`), JSON.stringify(report, null, 2) + '\n');
+    writeFileSync(join(outDir, `${P.outName}.md`), markdown(report));
+    process.stdout.write('\n' + terminalTable(report) + '\n\n');
+    process.stdout.write(`commit ${commit}, ISA ${health.isa}, adapter ${health.adapter}, load ${loadStart[0]} -> ${loadEnd[0]}\n`);
+    process.stdout.write(`wrote ${join(outDir, P.outName)}.md and .json\n`);
+  } finally {
+    cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    process.stderr.write(`bench:http failed: ${e.stack ?? e.message}\n`);
+    killChildren();
+    process.exit(1);
+  },
+);
