@@ -492,7 +492,7 @@ export class Dataset {
       exact: opts.exact,
       predicates: compileFilters(this.ctx, opts.filters, opts.advancedFilters),
     };
-    if (opts.nprobe === undefined && opts.beamWidth === undefined) {
+    if (opts.nprobe === undefined && opts.beamWidth === undefined && this.tuner.active) {
       Object.assign(options, this.tuner.knobs(this.indexDefaults()));
     }
     return { handles: this.partitions.map((p) => p.handle), options };
@@ -512,7 +512,7 @@ export class Dataset {
 
   /** Feeds the SLA tuner with the latency of a search run elsewhere (a worker). */
   recordLatency(us: number): void {
-    this.tuner.record(us, this.indexDefaults().nlist);
+    this.tuner.record(us, this.tuner.active ? this.indexDefaults().nlist : 0);
   }
 
   async search(query: Float32Array, opts: SearchOptions = {}): Promise<Hit[]> {

@@ -100,6 +100,7 @@ export interface NativeAddon {
   segmentSave(handle: number, path: string): Promise<void>;
   segmentLoad(path: string): Promise<number>;
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
+  searchAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
 }
 

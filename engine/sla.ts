@@ -25,6 +25,11 @@ export class SlaTuner {
 
   constructor(public config: SlaConfig | null) {}
 
+  /** Whether knobs move (an SLA with a target is set). */
+  get active(): boolean {
+    return this.config !== null && this.config.target_p99_us > 0;
+  }
+
   /** Knobs for the next search, given the index defaults; null fields mean "index default". */
   knobs(defaults: { nprobe: number; beamWidth: number; nlist: number }): { nprobe?: number; beamWidth?: number } {
     if (!this.config || this.config.target_p99_us <= 0) return {};

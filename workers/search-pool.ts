@@ -1,12 +1,15 @@
 /**
- * A piscina pool that answers searches on worker threads, so the HTTP thread never blocks. A
- * dataset with several partitions is searched as shards in parallel and the shards' top-k merged.
+ * Searches off the HTTP thread. A dataset with several shards (groups of partitions) is searched
+ * on piscina worker threads in parallel and the shards' top-k merged; a single shard goes to the
+ * native AsyncWorker on the libuv pool instead, because the piscina hop (structured clones and a
+ * message port round trip) measured about 115 us of CPU per query, as much as the search itself
+ * (bench/results/http.md).
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { SableError, type Dataset, type Hit, type Receipt, type SearchOptions } from '../engine/index.js';
-import type { NativeResult } from '../engine/native.js';
+import { native, type NativeResult } from '../engine/native.js';
 import type { SearchTask } from './search-worker.js';
 
 export interface SearchPoolOptions {
@@ -44,9 +47,10 @@ export class SearchPool {
     for (let i = 0; i < plan.handles.length; i += this.partitionsPerShard) {
       shards.push(plan.handles.slice(i, i + this.partitionsPerShard));
     }
-    const results = await Promise.all(
-      shards.map((handles) => this.pool.run({ handles, query, options: plan.options })),
-    );
+    const results =
+      shards.length <= 1
+        ? [await native.searchAsync(plan.handles, query, plan.options)]
+        : await Promise.all(shards.map((handles) => this.pool.run({ handles, query, options: plan.options })));
     const merged = mergeResults(results, plan.options.k);
     const elapsed = Math.round((performance.now() - t0) * 1000);
     ds.recordLatency(elapsed);

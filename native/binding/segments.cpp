@@ -411,6 +411,22 @@ Napi::Value search(const Napi::CallbackInfo& info) {
   });
 }
 
+// One search on the libuv pool: the cheapest way off the JS thread (no message copies).
+Napi::Value search_async(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto segs = segments_arg(info, 0);
+    Napi::Float32Array query = float32_arg(info, 1, "query");
+    if (!segs.empty() && query.ElementLength() != segs.front()->dim())
+      throw sable::Error("invalid_argument", "query length differs from the dimension");
+    QueryOptions opts = query_options(info[2]);
+    const float* data = query.Data();
+    auto result = std::make_shared<SearchResult>();
+    return queue(new Task(
+        info.Env(), [segs, data, opts, result] { *result = search_segments(segs, data, opts); },
+        [result](Napi::Env env) -> Napi::Value { return result_object(env, *result); }, {query}));
+  });
+}
+
 Napi::Value search_batch(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto segs = segments_arg(info, 0);
@@ -454,6 +470,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentLoad", segment_load);
   set(env, exports, "search", search);
   set(env, exports, "searchBatch", search_batch);
+  set(env, exports, "searchAsync", search_async);
 }
 
 }  // namespace sable::binding
