@@ -35,6 +35,8 @@ export interface Route {
   path: string;
   auth: Auth;
   summary: string;
+  /** Decisions the contract leaves open (response shapes and semantics), for the OpenAPI document. */
+  description?: string;
   body?: object;
   /** Request content types besides JSON that the handler reads from req.body itself. */
   accepts?: string[];

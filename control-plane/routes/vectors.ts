@@ -52,6 +52,9 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
     {
       method: 'POST', path: '/datasets/:datasetId/insert', auth: 'key', summary: 'Insert or replace vectors (JSON or msgpack)',
       body: S.insertVectors, msgpack: true,
+      description:
+        'An upsert: an existing id is replaced. Returns {inserted}. String ids map to integers with 64-bit FNV-1a masked ' +
+        'to 53 bits; two strings on one integer answer 409 id_collision. In msgpack, values are float32 binaries.',
       handler: async (ctx) => {
         const { caller, params, body } = ctx;
         const r = svc.get(caller.orgId, params.datasetId);
@@ -106,6 +109,19 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
     {
       method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters (JSON or msgpack)',
       body: S.search, msgpack: true,
+      description:
+        'Returns {results, query_time_ms, receipt, rerank?}. Each result: id (integer), score (ascending: cosine 1 - similarity, ' +
+        'l2 squared distance, ip negated dot product), external_id (when inserted with a string id), metadata (unless ' +
+        'include_metadata is false; text only with include_documents), embedding (include_embeddings; float32 binary in ' +
+        'msgpack), doc_kind and doc_value (include_documents). Hybrid (hybrid true, or the dataset\'s setting with ' +
+        'sparse_query): candidates of both sides are fused on normalised scores, alpha * dense + (1 - alpha) * keyword, ' +
+        'where dense is the distance min-max normalised over the candidates and keyword the BM25 score over the best one; ' +
+        'score is 1 - fused, and each result carries dense_score, keyword_score, dense_contribution and keyword_contribution. ' +
+        'Rerank reorders the top_k candidates (top_k raised to top_n) with the provider and cuts to top_n; results carry ' +
+        'rerank_score and the response a rerank status {requested, applied, provider, model, reason?, latency_ms, documents}; ' +
+        'failures fall back to the original order (fail_open, the default) or answer 502 upstream_error (fail_open false). ' +
+        'The receipt says how the engine searched: strategy (exact, index, widened, mixed), candidates_scored, ' +
+        'partitions_searched, isa, per-partition details, elapsed_us.',
       handler: async (ctx) => {
         const { caller, params, body } = ctx;
         const t0 = process.hrtime.bigint();

@@ -18,7 +18,8 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
         '2XX': { description: 'Success' },
       },
     };
-    if (r.auth === 'admin') op.description = 'Needs an admin key (403 insufficient_role otherwise).';
+    const notes = [r.description, r.auth === 'admin' ? 'Needs an admin key (403 insufficient_role otherwise).' : undefined];
+    if (notes.some(Boolean)) op.description = notes.filter(Boolean).join(' ');
     (paths[path] ??= {})[r.method.toLowerCase()] = op;
   }
   return {
