@@ -65,9 +65,17 @@ template <class T>
 void Column::evaluate_as(const Predicate& p, Bitset& out) const {
   const T* v = reinterpret_cast<const T*>(bytes_.data());
   size_t n = size();
+  // 64 rows at a time into one word, with no branch per row, so the compare loop vectorises;
+  // nulls are masked out per word. A filter over every row of a large segment is on the search path.
   auto each = [&](auto&& holds) {
-    for (size_t r = 0; r < n; ++r)
-      if (!nulls_.test(r) && holds(double(v[r]))) out.set(r);
+    auto& words = out.words();
+    const auto& nulls = nulls_.words();
+    for (size_t w = 0; w * 64 < n; ++w) {
+      size_t base = w * 64, end = std::min(n, base + 64);
+      uint64_t bits = 0;
+      for (size_t r = base; r < end; ++r) bits |= uint64_t(holds(double(v[r]))) << (r - base);
+      words[w] |= bits & ~nulls[w];
+    }
   };
   if (p.op == PredicateOp::In) {
     std::vector<double> sorted(p.values);

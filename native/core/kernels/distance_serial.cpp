@@ -7,6 +7,20 @@
 #include "panels.h"
 
 namespace sable {
+
+void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
+                       const uint32_t* sel, size_t count, float* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    int64_t h = 0, l = 0;
+    for (size_t t = 0; t < stride; ++t) {
+      h += int32_t(hi[t]) * int32_t(c[t]);
+      l += int32_t(lo[t]) * int32_t(c[t]);
+    }
+    out[i] = s * float(h * 128 + l);
+  }
+}
+
 namespace {
 
 float cos_finish(float dot, float na, float nb) {
@@ -82,18 +96,6 @@ void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const
   }
 }
 
-void dot_u8_i8x2_batch(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
-                       const uint32_t* sel, size_t count, float* out) {
-  for (size_t i = 0; i < count; ++i) {
-    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
-    int64_t h = 0, l = 0;
-    for (size_t t = 0; t < stride; ++t) {
-      h += int32_t(hi[t]) * int32_t(c[t]);
-      l += int32_t(lo[t]) * int32_t(c[t]);
-    }
-    out[i] = s * float(h * 128 + l);
-  }
-}
 
 // The panel tiles in portable vector code (SSE2 / baseline), 8 rows a panel.
 void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { argmin_panels<v4f, 2, 4>(a, begin, end); }
@@ -101,7 +103,7 @@ void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_pane
 
 const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
-                            dot_u8_i8x2_batch, false,             8,              argmin_f32_panels,
+                            dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
                             knn_f32_panels};
 
 }  // namespace
