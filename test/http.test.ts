@@ -219,6 +219,22 @@ for (const adapter of ['uws', 'node'] as const) {
       expect(doc.paths['/datasets/{datasetId}/schema'].patch).toBeDefined();
     });
 
+    it('two string ids on one integer answer 409 id_collision, and nothing is overwritten', async () => {
+      // A real 53-bit FNV-1a collision, found by a birthday search over 2^28 strings.
+      const [a, b] = ['4ee98a0e162e4594', '87319117513cdead'];
+      expect(fnv1a53(a)).toBe(fnv1a53(b));
+      const ds = await readyDataset({ name: 'collide', dim: 2 });
+      const base = `/datasets/${ds.id}`;
+      expect((await call('POST', `${base}/insert`, admin, { vectors: [{ id: a, values: [1, 0], metadata: { who: 'a' } }] })).status).toBe(200);
+      const clash = await call('POST', `${base}/insert`, admin, { vectors: [{ id: b, values: [0, 1], metadata: { who: 'b' } }] });
+      expect(clash.status).toBe(409);
+      expect(clash.body).toMatchObject({ error: 'id_collision', id: fnv1a53(a) });
+      const inBatch = await call('POST', `${base}/insert`, admin, { vectors: [{ id: 'fresh', values: [1, 1] }, { id: b, values: [0, 1] }, { id: a, values: [1, 0] }] });
+      expect(inBatch.status).toBe(409);
+      expect((await call('GET', `${base}/payload/${a}`, admin)).body).toMatchObject({ external_id: a, metadata: { who: 'a' } });
+      expect((await call('GET', `${base}/stats`, admin)).body.vector_count).toBe(1);
+    });
+
     it('speaks application/msgpack with float32 binary vectors on insert and search', async () => {
       const ds = await readyDataset({ name: 'packed', dim: 4, metric: 'l2' });
       const f32 = (...v: number[]) => Buffer.from(Float32Array.from(v).buffer);
