@@ -60,6 +60,18 @@ std::vector<int64_t> ids_arg(const Napi::CallbackInfo& info, size_t i) {
   return ids;
 }
 
+Napi::Float64Array id_array(Napi::Env env, const std::vector<int64_t>& ids) {
+  Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) out[i] = double(ids[i]);
+  return out;
+}
+
+Napi::Uint8Array mask_array(Napi::Env env, const std::vector<uint8_t>& mask) {
+  Napi::Uint8Array out = Napi::Uint8Array::New(env, mask.size());
+  std::copy(mask.begin(), mask.end(), out.Data());
+  return out;
+}
+
 uint32_t opt_u32(const Napi::Object& o, const char* key) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined() || v.IsNull()) return 0;
@@ -270,19 +282,13 @@ Napi::Value segment_contains(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     std::vector<int64_t> ids = ids_arg(info, 1);
-    std::vector<uint8_t> mask = seg->contains(ids.data(), ids.size());
-    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), mask.size());
-    std::copy(mask.begin(), mask.end(), out.Data());
-    return out;
+    return mask_array(info.Env(), seg->contains(ids.data(), ids.size()));
   });
 }
 
 Napi::Value segment_row_ids(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    auto ids = segment_of(uint32_arg(info, 0, "handle"))->row_ids();
-    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) out[i] = double(ids[i]);
-    return out;
+    return id_array(info.Env(), segment_of(uint32_arg(info, 0, "handle"))->row_ids());
   });
 }
 
@@ -299,10 +305,7 @@ Napi::Value segment_match(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     std::vector<int64_t> ids = ids_arg(info, 1);
-    std::vector<uint8_t> mask = seg->match(ids.data(), ids.size(), query_options(info[2]).predicates);
-    Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), mask.size());
-    std::copy(mask.begin(), mask.end(), out.Data());
-    return out;
+    return mask_array(info.Env(), seg->match(ids.data(), ids.size(), query_options(info[2]).predicates));
   });
 }
 
@@ -365,10 +368,7 @@ Napi::Value segment_stats(const Napi::CallbackInfo& info) {
 
 Napi::Value segment_live_ids(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    auto ids = segment_of(uint32_arg(info, 0, "handle"))->live_ids();
-    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), ids.size());
-    for (size_t i = 0; i < ids.size(); ++i) out[i] = double(ids[i]);
-    return out;
+    return id_array(info.Env(), segment_of(uint32_arg(info, 0, "handle"))->live_ids());
   });
 }
 

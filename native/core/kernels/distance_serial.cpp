@@ -8,6 +8,19 @@
 
 namespace sable {
 
+void dot_u8_f32_batch_reference(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                      float* out) {
+  // Eight independent partial sums over whole groups of eight (the weights are zero past stride):
+  // the compiler turns the inner loop into vector code.
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t t = 0; t < stride; t += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += w[t + l] * float(c[t + l]);
+    out[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+}
+
 void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
                        const uint32_t* sel, size_t count, float* out) {
   for (size_t i = 0; i < count; ++i) {
@@ -83,18 +96,6 @@ float cos_sq8(const float* q, const uint8_t* code, const float* vmin, const floa
   return cos_finish(dot, nq, nx);
 }
 
-void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
-                      float* out) {
-  // Eight independent partial sums over whole groups of eight (the weights are zero past stride):
-  // the compiler turns the inner loop into vector code.
-  for (size_t i = 0; i < count; ++i) {
-    const uint8_t* c = codes + (sel ? sel[i] : i) * stride;
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t t = 0; t < stride; t += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += w[t + l] * float(c[t + l]);
-    out[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  }
-}
 
 
 // The panel tiles in portable vector code (SSE2 / baseline), 8 rows a panel.
@@ -102,7 +103,7 @@ void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { ar
 void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v4f, 2, 4>(a, begin, end); }
 
 const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32,
-                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
+                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
                             knn_f32_panels};
 

@@ -71,6 +71,11 @@ struct KernelTable {
   void (*knn_f32_panels)(const KnnPanelsArgs& a, size_t begin, size_t end);
 };
 
+// The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared
+// by the serial and NEON tables.
+void dot_u8_f32_batch_reference(const float* w, const uint8_t* codes, size_t stride, const uint32_t* sel, size_t count,
+                                float* out);
+
 // The plain int8 form of dot_u8_i8x2_batch, shared by every table whose ISA has no fast int8 dot
 // product (only VNNI has one: vpmaddubsw saturates), compiled with the baseline flags.
 void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
