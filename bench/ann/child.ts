@@ -12,7 +12,7 @@ import { paths } from './paths.js';
 import { createHnswlib } from './libs/hnswlib.js';
 import { createSable } from './libs/sable.js';
 import { createUsearch } from './libs/usearch.js';
-import type { Adapter, ChildTask, FilteredPoint, LibRun, SweepPoint } from './libs/types.js';
+import { emptyLibRun, type Adapter, type ChildTask, type FilteredPoint, type LibRun, type SweepPoint } from './libs/types.js';
 
 const task = JSON.parse(process.argv[2] ?? '{}') as ChildTask;
 const say = (msg: string) => process.stderr.write(`[${task.lib}/${task.set}] ${msg}\n`);
@@ -47,22 +47,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ seconds: number; first:
 }
 
 function emptyRun(data: LoadedSet | null): LibRun {
-  return {
-    lib: task.lib,
-    set: task.set,
-    build: '',
-    version: '',
-    n: data?.n ?? task.n,
-    dim: data?.meta.dim ?? 0,
-    buildSeconds: 0,
-    buildThreads: 0,
-    rssBytes: null,
-    selfBytes: null,
-    selfKind: '',
-    points: [],
-    filtered: [],
-    notes: [],
-  };
+  return emptyLibRun(task, data?.n ?? task.n, data?.meta.dim ?? 0);
 }
 
 async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, exact: ExactDistance): Promise<LibRun> {

@@ -13,7 +13,7 @@ import { prepareSet } from './datasets.js';
 import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, gitCommit } from './env.js';
 import { ensureGroundTruth } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
-import type { ChildTask, LibRun } from './libs/types.js';
+import { emptyLibRun, type ChildTask, type LibRun } from './libs/types.js';
 import { usearchIsa } from './libs/usearch.js';
 import { ensureDir, paths } from './paths.js';
 import { renderConsoleSummary, renderMarkdown, type RunReport, type SetInfo } from './report.js';
@@ -40,23 +40,7 @@ function runChild(task: ChildTask, timeoutMs: number): Promise<LibRun> {
       clearTimeout(timer);
       const line = out.split('\n').find((l) => l.startsWith('RESULT '));
       if (line) return resolve(JSON.parse(line.slice(7)) as LibRun);
-      resolve({
-        lib: task.lib,
-        set: task.set,
-        build: '',
-        version: '',
-        n: task.n,
-        dim: 0,
-        buildSeconds: 0,
-        buildThreads: 0,
-        rssBytes: null,
-        selfBytes: null,
-        selfKind: '',
-        points: [],
-        filtered: [],
-        notes: [],
-        error: signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${timeoutMs / 1000} s?` : ''})` : `exited with ${code} without a result`,
-      });
+      resolve({ ...emptyLibRun(task), error: signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${timeoutMs / 1000} s?` : ''})` : `exited with ${code} without a result` });
     });
   });
 }

@@ -46,6 +46,26 @@ export interface LibRun {
   error?: string;
 }
 
+/** A run with nothing measured yet (filled in as it goes, or reported with an error). */
+export function emptyLibRun(task: Pick<ChildTask, 'lib' | 'set' | 'n'>, n = task.n, dim = 0): LibRun {
+  return {
+    lib: task.lib,
+    set: task.set,
+    build: '',
+    version: '',
+    n,
+    dim,
+    buildSeconds: 0,
+    buildThreads: 0,
+    rssBytes: null,
+    selfBytes: null,
+    selfKind: '',
+    points: [],
+    filtered: [],
+    notes: [],
+  };
+}
+
 export interface ChildTask {
   lib: LibName;
   set: SetName;

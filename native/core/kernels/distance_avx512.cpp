@@ -10,7 +10,7 @@
 #endif
 
 // GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_*()
-// placeholders (GCC PR 105593); silence that false positive for the intrinsics only.
+// undefined-value intrinsics (GCC PR 105593); silence that false positive for the intrinsics only.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"

@@ -9,7 +9,7 @@
 #endif
 
 // GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_*()
-// placeholders (GCC PR 105593); silence that false positive.
+// undefined-value intrinsics (GCC PR 105593); silence that false positive.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
