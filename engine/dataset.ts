@@ -187,7 +187,7 @@ export class Dataset {
         const m = metas[i];
         if (m && Object.keys(m).length > 0) this.storage.meta.put([uid, id], m);
         else this.storage.meta.remove([uid, id]);
-        this.storage.members.put([uid, growing.pid, id], true);
+        this.storage.pending.put([uid, growing.pid], id);
       }
       this.recordRemovals(located, idArray, growing);
       if (columns.newTypes.length > 0) this.storage.catalog.put(this.name, this.record);
@@ -222,10 +222,10 @@ export class Dataset {
         if (!mask[i]) continue;
         if (partition.state === 'growing') {
           // A rewrite into the same growing partition keeps its membership key.
-          if (partition !== rewrittenIn) this.storage.members.remove([uid, partition.pid, ids[i]]);
+          if (partition !== rewrittenIn) this.storage.pending.remove([uid, partition.pid], ids[i]);
         } else {
           this.storage.tombs.put([uid, partition.pid, ids[i]], true);
-          if (partition.state === 'sealing') this.storage.members.remove([uid, partition.pid, ids[i]]);
+          if (partition.state === 'sealing') this.storage.pending.remove([uid, partition.pid], ids[i]);
         }
       }
     }
@@ -283,7 +283,7 @@ export class Dataset {
         ids: float64Bytes(ids),
         createdAt: Date.now(),
       });
-      this.storage.removeRange(this.storage.members, [this.record.uid, p.pid]);
+      this.storage.pending.remove([this.record.uid, p.pid]);
     });
     p.state = 'sealed';
     this.builtAt = new Date().toISOString();
@@ -343,7 +343,7 @@ export class Dataset {
         this.partitions.push(new Partition(rec.pid, await this.openSealed(rec), 'sealed'));
       } else {
         const p = new Partition(rec.pid, native.segmentCreate(this.dim, this.metric), 'growing');
-        await this.appendFromStorage(p.handle, [...this.storage.keys(this.storage.members, [uid, rec.pid])].map((k) => k[2] as number));
+        await this.appendFromStorage(p.handle, [...this.storage.pending.getValues([uid, rec.pid])]);
         this.partitions.push(p);
       }
     }
@@ -804,7 +804,7 @@ export class Dataset {
     const pids = this.partitions.map((p) => p.pid);
     await this.close();
     await this.storage.write(() => {
-      for (const db of [this.storage.vectors, this.storage.meta, this.storage.parts, this.storage.members, this.storage.tombs, this.storage.dict]) {
+      for (const db of [this.storage.vectors, this.storage.meta, this.storage.parts, this.storage.pending, this.storage.tombs, this.storage.dict]) {
         this.storage.removeRange(db as never, [uid] as Key);
       }
       this.storage.catalog.remove(this.name);

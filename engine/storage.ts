@@ -6,7 +6,8 @@
  *   vectors   [uid, id]            -> float32 bytes (normalisation happens in the core)
  *   meta      [uid, id]            -> metadata object (absent when empty)
  *   parts     [uid, pid]           -> PartitionRecord
- *   members   [uid, pid, id]       -> true   (rows of partitions not sealed yet)
+ *   pending   [uid, pid]           -> id...  (rows of partitions not sealed yet; duplicate-sorted,
+ *                                            so sealing drops a partition's list without reading it)
  *   tombs     [uid, pid, id]       -> true   (rows deleted from sealed or sealing partitions)
  *   dict      [uid, column, value] -> code   (string dictionary of filter columns)
  */
@@ -49,7 +50,7 @@ export class Storage {
   readonly vectors: Database<Uint8Array, Key>;
   readonly meta: Database<Metadata, Key>;
   readonly parts: Database<PartitionRecord, Key>;
-  readonly members: Database<true, Key>;
+  readonly pending: Database<number, Key>;
   readonly tombs: Database<true, Key>;
   readonly dict: Database<number, Key>;
   readonly segmentsDir: string;
@@ -66,7 +67,10 @@ export class Storage {
     this.vectors = this.root.openDB({ name: 'vectors', encoding: 'binary' });
     this.meta = this.root.openDB({ name: 'meta' });
     this.parts = this.root.openDB({ name: 'parts' });
-    this.members = this.root.openDB({ name: 'members' });
+    // One key per partition with its ids as sorted duplicates: deleting the key frees the leaf
+    // pages without reading them. (A key per row made sealing read every leaf, and the kernel's
+    // fault-around mapped the whole file into RSS with them.)
+    this.pending = this.root.openDB({ name: 'pending', dupSort: true, encoding: 'ordered-binary' });
     this.tombs = this.root.openDB({ name: 'tombs' });
     this.dict = this.root.openDB({ name: 'dict' });
   }

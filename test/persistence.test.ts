@@ -58,6 +58,37 @@ describe('persistence', () => {
     await again.close();
   });
 
+  it('reopens the growing partition as it was: rewrites once, deletions gone, sealed rows not repeated', async () => {
+    const dir = freshDir();
+    const engine = await Engine.open({ path: dir });
+    const ds = await engine.createDataset({ name: 'g', dim: DIM, metric: 'l2', promotion: POLICY });
+    const data = clustered(300, DIM, 2);
+    await ds.upsert(Array.from({ length: 100 }, (_, i) => i), data.subarray(0, 100 * DIM));
+    await ds.flush(); // rows 0..99 sealed
+    await ds.upsert(Array.from({ length: 200 }, (_, i) => 100 + i), data.subarray(100 * DIM, 300 * DIM));
+    await ds.upsert([150, 151], data.subarray(0, 2 * DIM)); // rewritten in the same growing partition
+    await ds.delete([160, 161, 162]);
+    await ds.upsert([5], row(data, DIM, 299)); // moved from the sealed partition into the growing one
+    expect(ds.stats().vector_count).toBe(297);
+    await engine.close();
+
+    const again = await Engine.open({ path: dir });
+    const reopened = again.getDataset('g')!;
+    expect(reopened.stats().vector_count).toBe(297);
+    expect(reopened.stats().growing_vectors).toBe(198);
+    expect(reopened.getVector(150)).toEqual(row(data, DIM, 0));
+    expect(reopened.getMetadata(160)).toBeUndefined();
+    const near = await reopened.search(row(data, DIM, 299), { topK: 3 });
+    expect(near.map((h) => h.id).filter((id) => id === 5 || id === 299).sort((a, b) => a - b)).toEqual([5, 299]);
+    expect(new Set(near.map((h) => h.id)).size).toBe(near.length);
+    await reopened.flush();
+    expect(reopened.stats().growing_vectors).toBe(0);
+    await again.close();
+    const third = await Engine.open({ path: dir });
+    expect(third.getDataset('g')!.stats()).toMatchObject({ vector_count: 297, growing_vectors: 0 });
+    await third.close();
+  });
+
   it('rebuilds a corrupt or missing snapshot from LMDB', async () => {
     const dir = freshDir();
     const { engine, data } = await fill(dir);

@@ -20,9 +20,9 @@ export const SABLE_LIBS: readonly LibName[] = ['sable', 'sable-hnsw', 'sable-ivf
 export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
 export const ALL_LIBS: readonly LibName[] = [...SABLE_LIBS, ...PEER_LIBS];
 
-/** Names accepted by --only / --skip: a library, or a group. */
+/** Group names accepted by --only / --skip besides the library names. */
 const GROUPS: Record<string, readonly LibName[]> = {
-  sable: SABLE_LIBS,
+  'sable-all': SABLE_LIBS,
   hnswlib: ['hnswlib'],
   usearch: ['usearch'],
   faiss: ['faiss-hnsw', 'faiss-ivf', 'faiss-flat'],
@@ -166,7 +166,8 @@ Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch
   --full                whole sets, denser sweeps, two HNSW build settings, faiss-hnsw, all
                         queries for the exact indexes, two-thread filtered cases (quick otherwise)
   --only=a,b            libraries or groups: sable, sable-hnsw, sable-ivf, sable-flat, hnswlib,
-                        usearch, faiss, faiss-hnsw, faiss-ivf, faiss-flat, peers
+                        usearch, faiss-hnsw, faiss-ivf, faiss-flat; groups sable-all (the four
+                        sable index types), faiss (the three FAISS ones), peers
   --skip=a,b            the same names, left out
   --sets=glove,mnist,synthetic
   --queries=N           held-out queries per set (default 1000)

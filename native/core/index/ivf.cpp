@@ -415,6 +415,7 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
     ko.max_points_per_centroid = uint32_t(std::max<size_t>(1, sample / want));
     ko.two_level_min_k = uint32_t(std::min(4e9, std::sqrt(kKMeansBudget / (32.0 * std::max<size_t>(dim_, 1)))));
   }
+  tune_training(n, ko);
   ko.threads = opts.threads;
   ko.seed = opts.seed;
   ko.mode = mode_for(metric_);

@@ -55,6 +55,8 @@ class IvfIndex : public VectorIndex {
 
   // Lists built when BuildOptions.nlist is 0.
   virtual uint32_t default_nlist(size_t n) const;
+  // Adjusts the coarse quantizer's training (sample, two-level split) after the defaults are set.
+  virtual void tune_training(size_t n, KMeansOptions& ko) const {}
   // Called when the centroids are final, in build (before tuning) and in load: sable builds or
   // loads its centroid graph here. `r` is null in build.
   virtual void on_centroids(const BuildOptions& opts, Reader* r) {}

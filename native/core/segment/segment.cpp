@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "../io.h"
+#include "../memory.h"
 
 namespace sable {
 
@@ -109,6 +110,8 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
     index_type_ = type;
     index_status_ = IndexStatus::Ready;
     progress_ = 100;
+    lock.unlock();
+    release_free_memory();
   } catch (...) {
     index_status_ = index_ ? IndexStatus::Ready : IndexStatus::None;
     throw;
