@@ -102,6 +102,24 @@ export interface NativeAddon {
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
   searchAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
+  /** Tests: a (m x k) * w (n x k)^T + bias through one variant's gemm_f32_panels. */
+  kernelGemm(isa: string, a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
+  /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
+  modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;
+  modelRelease(handle: number): void;
+  /** Mean-pooled, L2-normalised embeddings (sequences x hidden) of framed token sequences. */
+  modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number): Promise<Float32Array>;
+}
+
+export interface NativeModelConfig {
+  vocab: number;
+  hidden: number;
+  layers: number;
+  heads: number;
+  intermediate: number;
+  maxPositions: number;
+  typeVocab: number;
+  layerNormEps: number;
 }
 
 const require = createRequire(import.meta.url);

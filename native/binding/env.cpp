@@ -61,6 +61,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   }));
   sable::binding::register_kernels(env, exports);
   sable::binding::register_segments(env, exports);
+  sable::binding::register_model(env, exports);
   return exports;
 }
 

@@ -27,5 +27,6 @@ std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* nam
 
 void register_kernels(Napi::Env env, Napi::Object exports);
 void register_segments(Napi::Env env, Napi::Object exports);
+void register_model(Napi::Env env, Napi::Object exports);
 
 }  // namespace sable::binding

@@ -1,5 +1,5 @@
 // Kernel entry points for tests and receipts: which ISA runs, which are available, and one
-// distance, one batch of code scores or one assignment tile through a chosen variant (to compare
+// distance, one batch of code scores, one assignment tile or one matrix product through a chosen variant (to compare
 // every variant with the serial reference).
 #include "kernels/kernels.h"
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "env.h"
+#include "model/linear.h"
 
 namespace sable::binding {
 
@@ -160,6 +161,37 @@ Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
   });
 }
 
+// Tests: kernelGemm(isa, a, w, bias | null, k) -> a (m x k) * w (n x k)^T + bias through one
+// variant's gemm_f32_panels.
+Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
+    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    const Napi::Float32Array a = float32_arg(info, 1, "a"), w = float32_arg(info, 2, "w");
+    const size_t k = uint32_arg(info, 4, "k");
+    if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
+      throw sable::Error("invalid_argument", "a and w must hold whole rows of k > 0");
+    const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = table->panel_width;
+    std::vector<float> panels = pack_gemm_panels(w.Data(), n, k, W), bias((n + W - 1) / W * W, 0.0f);
+    if (info[3].IsTypedArray()) {
+      const Napi::Float32Array b = float32_arg(info, 3, "bias");
+      if (b.ElementLength() != n) throw sable::Error("invalid_argument", "bias must hold n values");
+      std::copy(b.Data(), b.Data() + n, bias.begin());
+    }
+    Napi::Float32Array c = Napi::Float32Array::New(info.Env(), m * n);
+    GemmPanelsArgs g;
+    g.a = a.Data();
+    g.k = k;
+    g.panels = panels.data();
+    g.bias = bias.data();
+    g.n = n;
+    g.c = c.Data();
+    g.ldc = n;
+    table->gemm_f32_panels(g, 0, m);
+    return c;
+  });
+}
+
 }  // namespace
 
 void register_kernels(Napi::Env env, Napi::Object exports) {
@@ -176,6 +208,7 @@ void register_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelDistance", Napi::Function::New(env, kernel_distance));
   exports.Set("kernelBatch", Napi::Function::New(env, kernel_batch));
   exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
+  exports.Set("kernelGemm", Napi::Function::New(env, kernel_gemm));
 }
 
 }  // namespace sable::binding

@@ -37,6 +37,19 @@ struct KnnPanelsArgs {
   void* ctx = nullptr;
 };
 
+// A matrix product tile (KernelTable::gemm_f32_panels): C = A * B^T + bias for rows [begin, end)
+// of A, where B (n x k, a linear layer's weight) is packed in panels of W = panel_width of its rows,
+// transposed like the centroid panels above (pack_gemm_panels in model/linear.h).
+struct GemmPanelsArgs {
+  const float* a = nullptr;       // m x k, row-major
+  size_t k = 0;
+  const float* panels = nullptr;  // ceil(n / W) panels of k x W floats
+  const float* bias = nullptr;    // ceil(n / W) * W floats, zero padded
+  size_t n = 0;
+  float* c = nullptr;             // m x ldc, row-major; columns [0, n) written
+  size_t ldc = 0;
+};
+
 // SQ8 codes decode per dimension as x[i] = vmin[i] + scale[i] * code[i].
 //
 // Batched code scoring (the IVF scan and its coarse step): out[i] = <w, code_i> for i < count,
@@ -69,6 +82,8 @@ struct KernelTable {
   void (*argmin_f32_panels)(const ArgminPanelsArgs& a, size_t begin, size_t end);
   // Exact k-NN tile: every row of [begin, end) against every query (see KnnPanelsArgs).
   void (*knn_f32_panels)(const KnnPanelsArgs& a, size_t begin, size_t end);
+  // Matrix product tile: rows [begin, end) of C (see GemmPanelsArgs).
+  void (*gemm_f32_panels)(const GemmPanelsArgs& a, size_t begin, size_t end);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared

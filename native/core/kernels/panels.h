@@ -1,4 +1,4 @@
-// The k-means panel tiles (KernelTable::argmin_f32_panels / knn_f32_panels), written once with
+// The panel tiles (KernelTable::argmin_f32_panels / knn_f32_panels / gemm_f32_panels), written once with
 // GNU C vector extensions and instantiated by each distance_<isa>.cpp with its own vector type,
 // so each variant compiles with that file's flags. Everything here has internal linkage (an
 // unnamed namespace in a header included only by those files): no copy compiled with wider
@@ -160,6 +160,59 @@ inline __attribute__((always_inline)) void knn_panels(const KnnPanelsArgs& j, si
             if (m[l] && q < j.nq && key[l] < j.thr[q]) j.candidate(j.ctx, q, key[l], uint32_t(i0 + r));
           }
           std::memcpy(&thr, j.thr + p * W + v * L, sizeof(V));
+        }
+      }
+    }
+  }
+}
+
+// The matrix product on the same tiles: R rows of A against one panel of W output columns, the
+// sum over k in registers, then bias and store. Rows go in chunks that stay in L2 while every
+// panel passes over them.
+template <class V, int NV, int R>
+inline __attribute__((always_inline)) void gemm_panels(const GemmPanelsArgs& j, size_t begin, size_t end) {
+  constexpr int L = int(sizeof(V) / sizeof(float));
+  constexpr int W = NV * L;
+  constexpr size_t kRowChunk = 8 * R;
+  const size_t k = j.k;
+  const size_t npanels = (j.n + W - 1) / W;
+  for (size_t c0 = begin; c0 < end; c0 += kRowChunk) {
+    const size_t c1 = std::min(end, c0 + kRowChunk);
+    for (size_t p = 0; p < npanels; ++p) {
+      const float* panel = j.panels + p * k * W;
+      V bias[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) std::memcpy(&bias[v], j.bias + p * W + v * L, sizeof(V));
+      const bool full = (p + 1) * W <= j.n;
+      for (size_t i0 = c0; i0 < c1; i0 += R) {
+        const float* xr[R];
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) xr[r] = j.a + std::min(i0 + r, c1 - 1) * k;
+        V acc[R][NV];
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[r][v] = bias[v];
+        for (size_t t = 0; t < k; ++t) {
+          V b[NV];
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
+#pragma GCC unroll 16
+          for (int r = 0; r < R; ++r) {
+            const float s = xr[r][t];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
+          }
+        }
+        for (int r = 0; r < R && i0 + r < c1; ++r) {
+          float* out = j.c + (i0 + r) * j.ldc + p * W;
+          if (full) {
+            for (int v = 0; v < NV; ++v) std::memcpy(out + v * L, &acc[r][v], sizeof(V));
+          } else {
+            for (int v = 0; v < NV; ++v)
+              for (int l = 0; l < L; ++l)
+                if (p * W + size_t(v * L + l) < j.n) out[v * L + l] = acc[r][v][l];
+          }
         }
       }
     }

@@ -1,0 +1,66 @@
+// A promise-returning AsyncWorker around a lambda that runs off the JS thread, shared by every
+// binding file whose work is long (index builds, snapshots, batches, embeddings).
+#pragma once
+#include <napi.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "env.h"
+
+namespace sable::binding {
+
+class Task : public Napi::AsyncWorker {
+ public:
+  using Work = std::function<void()>;
+  using Done = std::function<Napi::Value(Napi::Env)>;
+  Task(Napi::Env env, Work work, Done done, std::vector<Napi::Value> keep_alive = {})
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)), done_(std::move(done)) {
+    for (auto& v : keep_alive) keep_.push_back(Napi::Persistent(v.As<Napi::Object>()));
+  }
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      work_();
+    } catch (const sable::Error& e) {
+      code_ = e.code();
+      SetError(e.what());
+    } catch (const std::bad_alloc&) {
+      code_ = "out_of_memory";
+      SetError("the engine ran out of memory");
+    } catch (const std::exception& e) {
+      code_ = "internal";
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    try {
+      deferred_.Resolve(done_(Env()));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+  void OnError(const Napi::Error& e) override {
+    try {
+      throw_js(Env(), code_, e.Message());
+    } catch (const Napi::Error& js) {
+      deferred_.Reject(js.Value());
+    }
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  Work work_;
+  Done done_;
+  std::vector<Napi::ObjectReference> keep_;
+  std::string code_ = "internal";
+};
+
+inline Napi::Value queue(Task* task) {
+  Napi::Promise p = task->promise();
+  task->Queue();
+  return p;
+}
+
+}  // namespace sable::binding
