@@ -20,6 +20,7 @@ import { RerankProviders } from './rerank/providers.js';
 import { secretRoutes } from './routes/secrets.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import { SecretStore } from './secrets/store.js';
+import { Embedder } from './embeddings/embedder.js';
 import { ControlStore } from './store.js';
 
 export interface Service {
@@ -40,7 +41,8 @@ export async function startService(config: Config): Promise<Service> {
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
   const pool = new SearchPool({ threads: config.searchThreads });
   const metrics = new Metrics();
-  const datasets = new DatasetService(store, engine, { managedEmbeddings: false, provisionDelayMs: config.provisionDelayMs });
+  const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
+  const datasets = new DatasetService(store, engine, { managedEmbeddings: embedder.managedConfigured, provisionDelayMs: config.provisionDelayMs });
   datasets.resume();
 
   const router = new Router((req) => {
@@ -52,7 +54,7 @@ export async function startService(config: Config): Promise<Service> {
   router.add(
     ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
     ...datasetRoutes(datasets),
-    ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref))),
+    ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref)), embedder),
     ...secretRoutes(secrets),
   );
   server = createHttpServer(
@@ -74,6 +76,7 @@ export async function startService(config: Config): Promise<Service> {
     async close() {
       await server!.close();
       await pool.close();
+      embedder.close();
       await engine.close();
       await store.close();
     },

@@ -3,6 +3,7 @@
  * that the composition root passes down in slices. Nothing below this file reads process.env.
  */
 import { resolve } from 'node:path';
+import type { EmbeddingSettings } from './embeddings/embedder.js';
 
 export interface RerankSettings {
   /** The default provider: `local`, `cohere`, `jina`, or another name with a URL. */
@@ -25,6 +26,7 @@ export interface Config {
   /** Log each request to stderr. */
   logRequests: boolean;
   rerank: RerankSettings;
+  embeddings: EmbeddingSettings;
   /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
   provisionDelayMs: number;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
@@ -57,6 +59,17 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
       url: pick('rerank-url', 'SABLE_RERANK_URL'),
       model: pick('rerank-model', 'SABLE_RERANK_MODEL'),
       timeoutMs: intOf('rerank timeout', pick('rerank-timeout-ms', 'SABLE_RERANK_TIMEOUT_MS') ?? '2000', 1, 600_000),
+    },
+    embeddings: {
+      openaiUrl: pick('openai-url', 'SABLE_OPENAI_URL') ?? 'https://api.openai.com/v1',
+      cohereUrl: pick('cohere-url', 'SABLE_COHERE_URL') ?? 'https://api.cohere.com',
+      compatibleUrl: pick('embeddings-compatible-url', 'SABLE_EMBEDDINGS_COMPATIBLE_URL'),
+      managedUrl: pick('managed-embeddings-url', 'SABLE_MANAGED_EMBEDDINGS_URL'),
+      timeoutMs: intOf('embeddings timeout', pick('embeddings-timeout-ms', 'SABLE_EMBEDDINGS_TIMEOUT_MS') ?? '30000', 1, 600_000),
+      retries: intOf('embeddings retries', pick('embeddings-retries', 'SABLE_EMBEDDINGS_RETRIES') ?? '3', 0, 10),
+      backoffMs: intOf('embeddings backoff', pick('embeddings-backoff-ms', 'SABLE_EMBEDDINGS_BACKOFF_MS') ?? '500', 0, 60_000),
+      cacheEntries: intOf('embeddings cache', pick('embeddings-cache', 'SABLE_EMBEDDINGS_CACHE') ?? '1000', 0, 1_000_000),
+      localThreads: intOf('embedding threads', pick('embedding-threads', 'SABLE_EMBEDDING_THREADS') ?? '2', 1, 256),
     },
     provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
     masterKey: env.SABLE_MASTER_KEY,

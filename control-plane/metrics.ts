@@ -1,4 +1,4 @@
-/** Prometheus text metrics: requests and latency by route and status, searches, vectors. */
+/** Prometheus text metrics: requests and latency by route and status, searches, embeddings, vectors. */
 const BUCKETS_MS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000];
 
 interface Histogram {
@@ -11,6 +11,8 @@ export class Metrics {
   private readonly requests = new Map<string, number>();
   private readonly latency = new Map<string, Histogram>();
   private searches = 0;
+  /** Texts embedded, by provider and whether the query cache answered. */
+  private readonly embedded = new Map<string, number>();
 
   observeRequest(method: string, route: string, status: number, ms: number): void {
     const key = `method="${method}",route="${escape(route)}",status="${status}"`;
@@ -27,6 +29,11 @@ export class Metrics {
     this.searches++;
   }
 
+  observeEmbedding(provider: string, texts: number, cached: boolean): void {
+    const key = `provider="${escape(provider)}",cached="${cached}"`;
+    this.embedded.set(key, (this.embedded.get(key) ?? 0) + texts);
+  }
+
   render(vectorsByDataset: [string, number][]): string {
     const lines: string[] = [];
     lines.push('# HELP sable_http_requests_total HTTP requests by route and status.', '# TYPE sable_http_requests_total counter');
@@ -39,6 +46,8 @@ export class Metrics {
       lines.push(`sable_http_request_duration_seconds_count{${k}} ${h.count}`);
     }
     lines.push('# HELP sable_searches_total Searches answered.', '# TYPE sable_searches_total counter', `sable_searches_total ${this.searches}`);
+    lines.push('# HELP sable_embedded_texts_total Texts embedded, by provider; cached="true": answered by the query cache.', '# TYPE sable_embedded_texts_total counter');
+    for (const [k, v] of this.embedded) lines.push(`sable_embedded_texts_total{${k}} ${v}`);
     lines.push('# HELP sable_dataset_vectors Live vectors per dataset.', '# TYPE sable_dataset_vectors gauge');
     for (const [id, n] of vectorsByDataset) lines.push(`sable_dataset_vectors{dataset="${escape(id)}"} ${n}`);
     return lines.join('\n') + '\n';

@@ -159,6 +159,23 @@ describe('kernels', () => {
     });
   }
 
+  it('every variant computes the erf GELU within 2e-6 relative', () => {
+    // erf by Abramowitz and Stegun 7.1.26 in float64 (|error| < 1.5e-7) as the textbook value.
+    const erf = (x: number) => {
+      const t = 1 / (1 + 0.3275911 * Math.abs(x));
+      const y = 1 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
+      return x < 0 ? -y : y;
+    };
+    const x = Float32Array.from({ length: 2001 + 3 }, (_, i) => (i - 1000) / 100); // -10..10, odd tail
+    for (const isa of isas) {
+      const got = native.kernelGelu(isa, x);
+      for (let i = 0; i < x.length; i++) {
+        const want = 0.5 * x[i] * (1 + erf(x[i] / Math.SQRT2));
+        if (Math.abs(got[i] - want) > 2e-6 * Math.max(1, Math.abs(x[i]))) throw new Error(`${isa} gelu(${x[i]}) = ${got[i]}, want ${want}`);
+      }
+    }
+  });
+
   it('serial batched code scoring computes the textbook values', () => {
     const codes = Uint8Array.of(1, 2, 3, 4, 10, 20, 30, 40, 0, 255, 0, 1);
     const w = Float32Array.of(1, 0.5, -1, 2);

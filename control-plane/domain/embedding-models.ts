@@ -57,6 +57,12 @@ export function chooseEmbedding(
   };
 }
 
+/** The dimension a named model produces, when the table knows it. */
+export function knownDim(provider: string, model: string): number | undefined {
+  if (provider === 'managed') return MANAGED_DIMS[model];
+  return provider === 'openai-compatible' ? undefined : KNOWN_DIMS[model];
+}
+
 function providerOf(model: string): string {
   if (model.startsWith('text-embedding-3')) return 'openai';
   if (model.startsWith('embed-')) return 'cohere';

@@ -4,6 +4,7 @@
  * {results: [{index, relevance_score}]}. Failures are RerankErrors whose messages never contain
  * the API key, even when the provider echoes it back.
  */
+import { clip, networkCause, providerMessage, redact } from '../outbound/messages.js';
 import { RerankError, type RerankProvider } from './types.js';
 
 export interface HttpRerankProviderConfig {
@@ -17,9 +18,6 @@ export interface HttpRerankProviderConfig {
   defaultModel: string;
   timeoutMs: number;
 }
-
-/** Longest provider-supplied text carried into an error message. */
-const MAX_DETAIL = 200;
 
 export class HttpRerankProvider implements RerankProvider {
   readonly name: string;
@@ -94,36 +92,6 @@ export class HttpRerankProvider implements RerankProvider {
   }
 
   private redact(message: string, key: string | undefined): string {
-    return key ? message.split(key).join('[redacted]') : message;
+    return redact(message, key);
   }
-}
-
-/** Cohere errors carry `message`; Jina (FastAPI) carries `detail`, a string or a list of {msg}. */
-function providerMessage(text: string): string {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return '';
-  }
-  if (typeof data !== 'object' || data === null) return '';
-  const { message, detail, error } = data as Record<string, unknown>;
-  if (typeof message === 'string') return clip(message);
-  if (typeof detail === 'string') return clip(detail);
-  if (Array.isArray(detail)) return clip(detail.map((d) => (typeof d?.msg === 'string' ? d.msg : JSON.stringify(d))).join('; '));
-  if (typeof error === 'string') return clip(error);
-  if (typeof (error as { message?: unknown } | null)?.message === 'string') return clip((error as { message: string }).message);
-  return '';
-}
-
-/** undici's "fetch failed" hides the useful part (ECONNREFUSED, ENOTFOUND...) in `cause`. */
-function networkCause(e: unknown): string {
-  const cause = (e as { cause?: { code?: unknown; message?: unknown } })?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return clip(cause.message);
-  return clip(String((e as Error)?.message ?? e));
-}
-
-function clip(s: string): string {
-  return s.length > MAX_DETAIL ? s.slice(0, MAX_DETAIL) + '…' : s;
 }

@@ -1,8 +1,9 @@
-/** Vector routes: insert (upsert), delete, payload, and search. */
+/** Vector routes: insert (upsert), delete, payload, search (by vector or by text) and embed. */
 import type { Hit } from '../../engine/index.js';
 import type { SearchPool } from '../../workers/index.js';
 import type { DatasetRecord } from '../domain/dataset-record.js';
 import type { DatasetService } from '../domain/datasets.js';
+import type { Embedder, EmbeddingTarget } from '../embeddings/embedder.js';
 import { toInternalId } from '../domain/ids.js';
 import { ApiError } from '../errors.js';
 import { float32Binary } from '../http/msgpack.js';
@@ -26,7 +27,14 @@ interface VectorIn {
 /** Metadata keys that point at storage and are never returned. */
 const HIDDEN_KEYS = ['document_storage_key', 'document_storage_bucket', 'payload_ref'];
 
-export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: SearchPool, metrics: Metrics, rerank: RerankProviders): Route[] {
+export function vectorRoutes(
+  svc: DatasetService,
+  store: ControlStore,
+  pool: SearchPool,
+  metrics: Metrics,
+  rerank: RerankProviders,
+  embedder: Embedder,
+): Route[] {
   const externalIdOf = (r: DatasetRecord, id: number) => store.externalIds.get([r.id, id]);
 
   /** Integer ids of the request's ids; string ids are checked against the dataset's mapping. */
@@ -129,8 +137,9 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
         const ds = svc.engineOf(r);
         const b = body as SearchBody;
         if (b.query !== undefined && b.query_text !== undefined) throw new ApiError('invalid_request', 'send either query or query_text, not both');
-        if (b.query_text !== undefined) {
-          throw new ApiError('not_implemented', 'query_text needs the embedding layer, which is not built yet; send a raw vector in query');
+        if (b.query_text !== undefined && b.query_text.trim() === '') throw new ApiError('invalid_request', 'query_text is empty');
+        if (b.query_text === undefined && (b.embedding_model !== undefined || b.embedding_provider !== undefined)) {
+          throw new ApiError('invalid_request', 'embedding_model and embedding_provider apply to query_text only');
         }
         if (b.query !== undefined && b.query.length !== r.dim) {
           throw new ApiError('invalid_request', `query has ${b.query.length} values; the dataset dimension is ${r.dim}`);
@@ -141,7 +150,7 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
         if (hybrid && (keywordText === undefined || keywordText.trim() === '')) {
           throw new ApiError('invalid_request', 'hybrid search needs keyword text: send sparse_query');
         }
-        if (!b.query && !hybrid) throw new ApiError('invalid_request', 'query (a vector) is required');
+        if (!b.query && b.query_text === undefined && !hybrid) throw new ApiError('invalid_request', 'query (a vector) or query_text is required');
         const topK = b.top_k ?? 10;
         const providers = rerank.providersFor(caller.orgId);
         const rr = parseRerankOption(b.rerank, topK, { provider: rerank.defaultProvider, providers });
@@ -154,7 +163,11 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
           advancedFilters: b.advanced_filters,
           includeMetadata: includeMetadata || b.include_documents === true || rr !== null,
         };
-        const query = b.query ? Float32Array.from(b.query) : null;
+        const query = b.query
+          ? Float32Array.from(b.query)
+          : b.query_text !== undefined
+            ? (await embedder.embed(caller.orgId, queryEmbedding(r, b), [b.query_text], 'query'))[0]
+            : null;
         const searched: { hits: Hit[]; receipt: unknown } = hybrid
           ? await pool.hybridSearch(ds, query, keywordText!, { ...searchOptions, alpha: b.alpha ?? r.hybrid.alpha })
           : await pool.search(ds, query!, searchOptions);
@@ -203,15 +216,42 @@ export function vectorRoutes(svc: DatasetService, store: ControlStore, pool: Sea
         return reply(ctx, 200, { results, query_time_ms: Math.round(ms * 1000) / 1000, receipt, ...(rerankStatus ? { rerank: rerankStatus } : {}) });
       },
     },
-    ...notYet('POST', '/datasets/:datasetId/embed', 'embeddings are not built yet (they come with the embedding layer)'),
+    {
+      method: 'POST', path: '/datasets/:datasetId/embed', auth: 'key', summary: "Embed text with the dataset's embedding model",
+      body: S.embed,
+      description:
+        `Body {text} or {texts} (1 to ${S.MAX_EMBED_TEXTS}); answers {embeddings: number[][], provider, model, dim}, one ` +
+        'vector per text in order. The local model embeds texts longer than its 256-token window whole: windows cut ' +
+        'between words, averaged by their token counts, re-normalised. Provider failures answer 502 upstream_error with ' +
+        "the provider's message; a missing API key or provider setting answers 400.",
+      handler: async ({ caller, params, body }) => {
+        const r = svc.get(caller.orgId, params.datasetId);
+        const b = body as { text?: string; texts?: string[] };
+        const texts = b.texts ?? [b.text!];
+        const target = { ...r.embedding, dim: r.dim };
+        const vectors = await embedder.embed(caller.orgId, target, texts, 'document');
+        return json(200, { embeddings: vectors.map((v) => Array.from(v)), provider: target.provider, model: target.model, dim: r.dim });
+      },
+    },
     ...notYet('GET', '/datasets/:datasetId/documents', 'the document catalog comes with ingestion, which is not built yet'),
     ...notYet('GET', '/datasets/:datasetId/documents/:documentId/download', 'the document catalog comes with ingestion, which is not built yet'),
   ];
 }
 
+/** The dataset's embedding, or the query's embedding_provider / embedding_model override. */
+function queryEmbedding(r: DatasetRecord, b: SearchBody): EmbeddingTarget {
+  if (b.embedding_provider === undefined && b.embedding_model === undefined) return { ...r.embedding, dim: r.dim };
+  const provider = b.embedding_provider ?? r.embedding.provider;
+  const model = b.embedding_model ?? (provider === r.embedding.provider ? r.embedding.model : undefined);
+  if (!model) throw new ApiError('invalid_request', 'embedding_provider given without embedding_model: name the model too');
+  return { provider, model, ...(provider === r.embedding.provider && r.embedding.secret_ref ? { secret_ref: r.embedding.secret_ref } : {}), dim: r.dim };
+}
+
 interface SearchBody {
   query?: number[] | Float32Array;
   query_text?: string;
+  embedding_model?: string;
+  embedding_provider?: string;
   top_k?: number;
   filters?: Record<string, Scalar>;
   advanced_filters?: { field: string; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in'; value?: Scalar; values?: Scalar[] }[];

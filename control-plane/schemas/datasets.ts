@@ -104,6 +104,18 @@ export const search = {
   },
 } as const;
 
+/** Texts per /embed call at most (a bigger load belongs in an ingestion job). */
+export const MAX_EMBED_TEXTS = 2048;
+
+export const embed = {
+  type: 'object',
+  properties: {
+    text: { type: 'string' },
+    texts: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_EMBED_TEXTS },
+  },
+  oneOf: [{ required: ['text'] }, { required: ['texts'] }],
+} as const;
+
 export const promotionPolicy = {
   type: 'object',
   properties: {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../common.h"
+#include "../kernels/kernels.h"
 #include "ops.h"
 
 namespace sable {
@@ -99,6 +100,7 @@ void BertEncoder::forward(const int32_t* tokens, const uint32_t* lengths, const 
     }
   layer_norm_rows(x.data(), rows, h, ln_gamma_.data(), ln_beta_.data(), config_.layer_norm_eps);
   const float scale = 1.0f / std::sqrt(float(dh));
+  const KernelTable& kt = active_kernels();
   for (const Layer& L : layers_) {
     L.qkv.apply(x.data(), rows, qkv.data(), 3 * h);
     for (size_t s = first; s < last; ++s) {
@@ -107,12 +109,7 @@ void BertEncoder::forward(const int32_t* tokens, const uint32_t* lengths, const 
       for (size_t hd = 0; hd < heads; ++hd) {
         for (size_t i = 0; i < n; ++i) {
           const float* q = qkv.data() + (r0 + i) * 3 * h + hd * dh;
-          for (size_t j = 0; j < n; ++j) {
-            const float* kv = qkv.data() + (r0 + j) * 3 * h + h + hd * dh;
-            float dot = 0;
-            for (size_t d = 0; d < dh; ++d) dot += q[d] * kv[d];
-            scores[j] = dot * scale;
-          }
+          for (size_t j = 0; j < n; ++j) scores[j] = kt.ip_f32(q, qkv.data() + (r0 + j) * 3 * h + h + hd * dh, dh) * scale;
           softmax(scores.data(), n);
           float* c = ctx.data() + (r0 + i) * h + hd * dh;
           std::fill(c, c + dh, 0.0f);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../kernels/kernels.h"
+
 namespace sable {
 
 void layer_norm_rows(float* x, size_t rows, size_t dim, const float* gamma, const float* beta, float eps) {
@@ -20,23 +22,7 @@ void layer_norm_rows(float* x, size_t rows, size_t dim, const float* gamma, cons
   }
 }
 
-namespace {
-
-// erf by Abramowitz and Stegun 7.1.26 refined: |error| < 1.5e-7.
-inline float erf_approx(float x) {
-  const float ax = std::fabs(x);
-  const float t = 1.0f / (1.0f + 0.3275911f * ax);
-  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  const float y = 1.0f - poly * std::exp(-ax * ax);
-  return x < 0 ? -y : y;
-}
-
-}  // namespace
-
-void gelu(float* x, size_t n) {
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-  for (size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + erf_approx(x[i] * kInvSqrt2));
-}
+void gelu(float* x, size_t n) { active_kernels().gelu_f32(x, n); }
 
 void softmax(float* x, size_t n) {
   if (n == 0) return;

@@ -7,7 +7,7 @@ namespace sable {
 // Each of `rows` rows of x (dim values) <- gamma * (x - mean) / sqrt(var + eps) + beta.
 void layer_norm_rows(float* x, size_t rows, size_t dim, const float* gamma, const float* beta, float eps);
 
-// x <- x * Phi(x), the exact (erf) GELU of BERT, to about 1e-7 absolute.
+// x <- x * Phi(x), the exact (erf) GELU of BERT (KernelTable::gelu_f32).
 void gelu(float* x, size_t n);
 
 // x <- softmax(x) over n values.

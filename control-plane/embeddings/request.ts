@@ -1,0 +1,82 @@
+/**
+ * One JSON POST to an embedding API with a timeout per attempt and retries with exponential
+ * backoff (and the provider's Retry-After when it sends one) on 429, 5xx and network failures.
+ * Other 4xx fail at once: a bad key or model does not improve with retrying.
+ */
+import { networkCause, providerMessage, redact } from '../outbound/messages.js';
+import { EmbeddingError } from './types.js';
+
+export interface RetryPolicy {
+  timeoutMs: number;
+  /** Attempts after the first. */
+  retries: number;
+  /** First backoff; doubles per retry (with jitter), capped at 30 s. */
+  backoffMs: number;
+}
+
+export async function postJson(
+  provider: string,
+  url: string,
+  body: unknown,
+  apiKey: string | undefined,
+  policy: RetryPolicy,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const h: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', ...headers };
+  if (apiKey) h.Authorization = `Bearer ${apiKey}`;
+  const payload = JSON.stringify(body);
+  let last: EmbeddingError | null = null;
+  for (let attempt = 0; attempt <= policy.retries; attempt++) {
+    if (attempt > 0) await sleep(backoff(policy, attempt, last), signal);
+    const timeout = AbortSignal.timeout(policy.timeoutMs);
+    const signals = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let status: number;
+    let text: string;
+    let retryAfter: string | null = null;
+    try {
+      const res = await fetch(url, { method: 'POST', headers: h, body: payload, signal: signals });
+      status = res.status;
+      retryAfter = res.headers.get('retry-after');
+      text = await res.text();
+    } catch (e) {
+      if (signal?.aborted) throw new EmbeddingError('upstream_error', `${provider} embedding request was cancelled`);
+      last = timeout.aborted
+        ? new EmbeddingError('timeout', `${provider} embeddings timed out after ${policy.timeoutMs} ms`)
+        : new EmbeddingError('unreachable', redact(`${provider} embeddings endpoint unreachable: ${networkCause(e)}`, apiKey));
+      continue;
+    }
+    if (status >= 200 && status <= 299) {
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new EmbeddingError('upstream_error', `${provider} embeddings returned a body that is not JSON`);
+      }
+    }
+    const detail = providerMessage(text);
+    const message = redact(`${provider} embeddings returned HTTP ${status}${detail ? `: ${detail}` : ''}`, apiKey);
+    last = new EmbeddingError(status === 429 ? 'rate_limited' : 'upstream_error', message, status);
+    (last as EmbeddingError & { retryAfter?: string | null }).retryAfter = retryAfter;
+    if (status !== 429 && status < 500) throw last;
+  }
+  const tries = policy.retries + 1;
+  throw new EmbeddingError(last!.code, `${last!.message} (after ${tries} attempt${tries === 1 ? '' : 's'})`, last!.status);
+}
+
+function backoff(policy: RetryPolicy, attempt: number, last: EmbeddingError | null): number {
+  const header = (last as (EmbeddingError & { retryAfter?: string | null }) | null)?.retryAfter;
+  const seconds = header ? Number(header) : NaN;
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(30_000, seconds * 1000);
+  const base = policy.backoffMs * 2 ** (attempt - 1);
+  return Math.min(30_000, base / 2 + Math.random() * (base / 2));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(new EmbeddingError('upstream_error', 'the embedding request was cancelled'));
+    }, { once: true });
+  });
+}
