@@ -76,7 +76,7 @@ export async function startService(config: Config): Promise<Service> {
     async close() {
       await server!.close();
       await pool.close();
-      embedder.close();
+      await embedder.close();
       await engine.close();
       await store.close();
     },

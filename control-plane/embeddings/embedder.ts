@@ -106,8 +106,8 @@ export class Embedder {
     return out as Float32Array[];
   }
 
-  close(): void {
-    this.local.close();
+  close(): Promise<void> {
+    return this.local.close();
   }
 }
 

@@ -1,11 +1,12 @@
-/** The embedded default model (engine/embedding) behind the provider interface, opened on first use. */
-import { LocalEmbeddingModel, LOCAL_MODEL } from '../../engine/embedding/local-model.js';
+/** The embedded default model on the embedding worker pool (workers/embed-pool.ts), started on first use. */
+import { LOCAL_MODEL } from '../../engine/embedding/local-model.js';
+import { EmbedPool } from '../../workers/index.js';
 import { EmbeddingError, type EmbeddingProvider } from './types.js';
 
 export class LocalEmbeddingProvider implements EmbeddingProvider {
   readonly name = 'local';
   readonly maxBatch = 512;
-  private model: LocalEmbeddingModel | null = null;
+  private pool: EmbedPool | null = null;
 
   constructor(private readonly threads: number) {}
 
@@ -13,12 +14,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     if (model !== LOCAL_MODEL.name) {
       throw new EmbeddingError('not_configured', `the local provider serves model '${LOCAL_MODEL.name}' only, not '${model}'`);
     }
-    this.model ??= LocalEmbeddingModel.open({ threads: this.threads });
-    return this.model.embed(texts);
+    this.pool ??= new EmbedPool(this.threads);
+    return this.pool.embed(texts);
   }
 
-  close(): void {
-    this.model?.close();
-    this.model = null;
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = null;
   }
 }

@@ -50,6 +50,12 @@ interface BertConfigJson {
   hidden_act: string;
 }
 
+function readConfig(dir: string): BertConfigJson {
+  const cfg = JSON.parse(readFileSync(join(dir, 'model', 'config.json'), 'utf8')) as BertConfigJson;
+  if (cfg.hidden_act !== 'gelu') throw new Error(`model activation ${cfg.hidden_act} is not supported (gelu only)`);
+  return cfg;
+}
+
 export interface EmbedStats {
   texts: number;
   windows: number;
@@ -67,16 +73,23 @@ export class LocalEmbeddingModel {
     dim: number,
     private readonly tokenizer: WordPieceTokenizer,
     private readonly threads: number,
+    /** Whether close() releases the weights (false for a model attached to another's handle). */
+    private readonly owner: boolean,
   ) {
     this.handle = handle;
     this.dim = dim;
   }
 
+  /** The native weights' handle: another thread attaches to it instead of loading them again. */
+  get weightsHandle(): number {
+    if (this.handle === null) throw new Error('the embedding model is closed');
+    return this.handle;
+  }
+
   /** Loads the weights (about 0.3 s) and packs them for the kernels in use. */
   static open(opts: { dir?: string; threads?: number } = {}): LocalEmbeddingModel {
     const dir = opts.dir ?? localModelDir();
-    const cfg = JSON.parse(readFileSync(join(dir, 'model', 'config.json'), 'utf8')) as BertConfigJson;
-    if (cfg.hidden_act !== 'gelu') throw new Error(`model activation ${cfg.hidden_act} is not supported (gelu only)`);
+    const cfg = readConfig(dir);
     const config: NativeModelConfig = {
       vocab: cfg.vocab_size,
       hidden: cfg.hidden_size,
@@ -91,7 +104,14 @@ export class LocalEmbeddingModel {
     for (const [name, t] of readSafetensors(join(dir, LOCAL_MODEL.weights))) tensors[name] = t.data;
     const handle = native.modelCreate(config, tensors);
     const tokenizer = WordPieceTokenizer.fromFile(join(dir, 'model', 'tokenizer.json'));
-    return new LocalEmbeddingModel(handle, config.hidden, tokenizer, opts.threads ?? availableParallelism());
+    return new LocalEmbeddingModel(handle, config.hidden, tokenizer, opts.threads ?? availableParallelism(), true);
+  }
+
+  /** The model whose weights `handle` holds (loaded by open() on any thread), with its own tokenizer. */
+  static attach(handle: number, opts: { dir?: string; threads?: number } = {}): LocalEmbeddingModel {
+    const dir = opts.dir ?? localModelDir();
+    const tokenizer = WordPieceTokenizer.fromFile(join(dir, 'model', 'tokenizer.json'));
+    return new LocalEmbeddingModel(handle, readConfig(dir).hidden_size, tokenizer, opts.threads ?? availableParallelism(), false);
   }
 
   /** Word pieces of `text` ([CLS] and [SEP] not counted). */
@@ -146,7 +166,7 @@ export class LocalEmbeddingModel {
   }
 
   close(): void {
-    if (this.handle !== null) native.modelRelease(this.handle);
+    if (this.handle !== null && this.owner) native.modelRelease(this.handle);
     this.handle = null;
   }
 
