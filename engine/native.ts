@@ -104,8 +104,8 @@ export interface NativeAddon {
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
   /** Tests: a (m x k) * w (n x k)^T + bias through one variant's gemm_f32_panels. */
   kernelGemm(isa: string, a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
-  /** Tests: x through one variant's gelu_f32 (a copy). */
-  kernelGelu(isa: string, x: Float32Array): Float32Array;
+  /** Tests: x through one variant's gelu_f32 or softmax_f32 (a copy). */
+  kernelElementwise(isa: string, kernel: 'gelu' | 'softmax', x: Float32Array): Float32Array;
   /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
   modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;
   modelRelease(handle: number): void;

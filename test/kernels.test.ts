@@ -168,10 +168,30 @@ describe('kernels', () => {
     };
     const x = Float32Array.from({ length: 2001 + 3 }, (_, i) => (i - 1000) / 100); // -10..10, odd tail
     for (const isa of isas) {
-      const got = native.kernelGelu(isa, x);
+      const got = native.kernelElementwise(isa, 'gelu', x);
       for (let i = 0; i < x.length; i++) {
         const want = 0.5 * x[i] * (1 + erf(x[i] / Math.SQRT2));
         if (Math.abs(got[i] - want) > 2e-6 * Math.max(1, Math.abs(x[i]))) throw new Error(`${isa} gelu(${x[i]}) = ${got[i]}, want ${want}`);
+      }
+    }
+  });
+
+  it('every variant computes softmax to float precision, extreme inputs included', () => {
+    const rng = new Rng(23);
+    for (const n of [1, 2, 7, 16, 33, 100, 257]) {
+      for (const spread of [1, 10, 60]) {
+        const x = Float32Array.from({ length: n }, () => rng.gauss() * spread);
+        const m = Math.max(...x);
+        const e = Array.from(x, (v) => Math.exp(v - m));
+        const sum = e.reduce((a, b) => a + b, 0);
+        for (const isa of isas) {
+          const got = native.kernelElementwise(isa, 'softmax', x);
+          for (let i = 0; i < n; i++) {
+            const want = e[i] / sum;
+            // x - max is rounded to float first: a relative error of its size times 2^-23 in e^x.
+            if (Math.abs(got[i] - want) > want * (2e-6 + 1.2e-7 * Math.abs(x[i] - m)) + 1e-30) throw new Error(`${isa} n=${n} spread=${spread} [${i}]: ${got[i]} != ${want}`);
+          }
+        }
       }
     }
   });

@@ -192,15 +192,18 @@ Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
   });
 }
 
-// Tests: kernelGelu(isa, x) -> a copy of x through one variant's gelu_f32.
-Napi::Value kernel_gelu(const Napi::CallbackInfo& info) {
+// Tests: kernelElementwise(isa, 'gelu' | 'softmax', x) -> a copy of x through one variant's
+// gelu_f32 or softmax_f32.
+Napi::Value kernel_elementwise(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
     if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
-    const Napi::Float32Array x = float32_arg(info, 1, "x");
+    const std::string kernel = string_arg(info, 1, "kernel");
+    if (kernel != "gelu" && kernel != "softmax") throw sable::Error("invalid_argument", "kernel must be gelu or softmax");
+    const Napi::Float32Array x = float32_arg(info, 2, "x");
     Napi::Float32Array out = Napi::Float32Array::New(info.Env(), x.ElementLength());
     std::copy(x.Data(), x.Data() + x.ElementLength(), out.Data());
-    table->gelu_f32(out.Data(), out.ElementLength());
+    (kernel == "gelu" ? table->gelu_f32 : table->softmax_f32)(out.Data(), out.ElementLength());
     return out;
   });
 }
@@ -222,7 +225,7 @@ void register_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelBatch", Napi::Function::New(env, kernel_batch));
   exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
   exports.Set("kernelGemm", Napi::Function::New(env, kernel_gemm));
-  exports.Set("kernelGelu", Napi::Function::New(env, kernel_gelu));
+  exports.Set("kernelElementwise", Napi::Function::New(env, kernel_elementwise));
 }
 
 }  // namespace sable::binding

@@ -215,11 +215,12 @@ void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { ar
 void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v4f, 2, 4>(a, begin, end); }
 void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_panels<v4f, 2, 4>(a, begin, end); }
 void gelu_f32(float* x, size_t n) { gelu_lanes<v4f>(x, n); }
+void softmax_f32(float* x, size_t n) { softmax_lanes<v4f>(x, n); }
 
 const KernelTable kTable = {Isa::Neon,         l2sq_f32,          ip_f32,         cos_f32,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32};
+                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};
 
 }  // namespace
 

@@ -86,6 +86,8 @@ struct KernelTable {
   void (*gemm_f32_panels)(const GemmPanelsArgs& a, size_t begin, size_t end);
   // x <- x * Phi(x) (the erf GELU) over n values, |error| < 2e-6 * max(1, |x|).
   void (*gelu_f32)(float* x, size_t n);
+  // x <- softmax(x) over n values (relative error about 1e-6).
+  void (*softmax_f32)(float* x, size_t n);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared

@@ -86,11 +86,55 @@ void BertEncoder::embed(const int32_t* tokens, const uint32_t* lengths, size_t c
   for (auto& t : pool) t.join();
 }
 
+void BertEncoder::attention(const float* qkv, size_t n, float* ctx, AttentionScratch& a) const {
+  const size_t h = config_.hidden, dh = h / config_.heads;
+  const KernelTable& kt = active_kernels();
+  const size_t W = kt.panel_width;
+  const size_t key_panels = (n + W - 1) / W, dim_panels = (dh + W - 1) / W;
+  const float scale = 1.0f / std::sqrt(float(dh));
+  a.q.resize(n * dh);
+  a.keys.assign(key_panels * dh * W, 0.0f);
+  a.values.assign(dim_panels * n * W, 0.0f);
+  a.scores.resize(n * n);
+  a.zeros.assign(std::max(key_panels, dim_panels) * W, 0.0f);
+  for (size_t head = 0; head < config_.heads; ++head) {
+    const size_t off = head * dh;
+    // Scores = (scale Q) K^T and context = P V through the matrix-product tile: K packed as the
+    // B operand (keys are its rows), V as the B operand of P V (its columns are the rows of V^T).
+    for (size_t i = 0; i < n; ++i) {
+      const float* row = qkv + i * 3 * h;
+      for (size_t d = 0; d < dh; ++d) {
+        a.q[i * dh + d] = row[off + d] * scale;
+        a.keys[(i / W) * dh * W + d * W + i % W] = row[h + off + d];
+        a.values[(d / W) * n * W + i * W + d % W] = row[2 * h + off + d];
+      }
+    }
+    GemmPanelsArgs g;
+    g.a = a.q.data();
+    g.k = dh;
+    g.panels = a.keys.data();
+    g.bias = a.zeros.data();
+    g.n = n;
+    g.c = a.scores.data();
+    g.ldc = n;
+    kt.gemm_f32_panels(g, 0, n);
+    for (size_t i = 0; i < n; ++i) kt.softmax_f32(a.scores.data() + i * n, n);
+    g.a = a.scores.data();
+    g.k = n;
+    g.panels = a.values.data();
+    g.n = dh;
+    g.c = ctx + off;
+    g.ldc = h;
+    kt.gemm_f32_panels(g, 0, n);
+  }
+}
+
 void BertEncoder::forward(const int32_t* tokens, const uint32_t* lengths, const size_t* offsets, size_t first,
                           size_t last, float* out) const {
-  const size_t h = config_.hidden, f = config_.intermediate, heads = config_.heads, dh = h / heads;
+  const size_t h = config_.hidden, f = config_.intermediate;
   const size_t base = offsets[first], rows = offsets[last] - base;
-  std::vector<float> x(rows * h), qkv(rows * 3 * h), ctx(rows * h), tmp(rows * h), inter(rows * f), scores;
+  std::vector<float> x(rows * h), qkv(rows * 3 * h), ctx(rows * h), tmp(rows * h), inter(rows * f);
+  AttentionScratch scratch;
   for (size_t s = first; s < last; ++s)
     for (size_t i = 0; i < lengths[s]; ++i) {
       const size_t r = offsets[s] - base + i;
@@ -99,28 +143,10 @@ void BertEncoder::forward(const int32_t* tokens, const uint32_t* lengths, const 
       for (size_t d = 0; d < h; ++d) x[r * h + d] = w[d] + p[d] + type0_[d];
     }
   layer_norm_rows(x.data(), rows, h, ln_gamma_.data(), ln_beta_.data(), config_.layer_norm_eps);
-  const float scale = 1.0f / std::sqrt(float(dh));
-  const KernelTable& kt = active_kernels();
   for (const Layer& L : layers_) {
     L.qkv.apply(x.data(), rows, qkv.data(), 3 * h);
-    for (size_t s = first; s < last; ++s) {
-      const size_t r0 = offsets[s] - base, n = lengths[s];
-      scores.resize(n);
-      for (size_t hd = 0; hd < heads; ++hd) {
-        for (size_t i = 0; i < n; ++i) {
-          const float* q = qkv.data() + (r0 + i) * 3 * h + hd * dh;
-          for (size_t j = 0; j < n; ++j) scores[j] = kt.ip_f32(q, qkv.data() + (r0 + j) * 3 * h + h + hd * dh, dh) * scale;
-          softmax(scores.data(), n);
-          float* c = ctx.data() + (r0 + i) * h + hd * dh;
-          std::fill(c, c + dh, 0.0f);
-          for (size_t j = 0; j < n; ++j) {
-            const float* v = qkv.data() + (r0 + j) * 3 * h + 2 * h + hd * dh;
-            const float pj = scores[j];
-            for (size_t d = 0; d < dh; ++d) c[d] += pj * v[d];
-          }
-        }
-      }
-    }
+    for (size_t s = first; s < last; ++s)
+      attention(qkv.data() + (offsets[s] - base) * 3 * h, lengths[s], ctx.data() + (offsets[s] - base) * h, scratch);
     L.attn_out.apply(ctx.data(), rows, tmp.data(), h);
     for (size_t i = 0; i < rows * h; ++i) x[i] += tmp[i];
     layer_norm_rows(x.data(), rows, h, L.ln1_gamma.data(), L.ln1_beta.data(), config_.layer_norm_eps);

@@ -40,6 +40,13 @@ class BertEncoder {
     Linear qkv, attn_out, ffn_in, ffn_out;
     std::vector<float> ln1_gamma, ln1_beta, ln2_gamma, ln2_beta;
   };
+  // Buffers of attention, reused across sequences and layers of one forward pass.
+  struct AttentionScratch {
+    std::vector<float> q, keys, values, scores, zeros;
+  };
+  // Multi-head self-attention of one sequence: qkv holds n rows of [Q | K | V] (3 * hidden
+  // values each), ctx receives n rows of hidden values.
+  void attention(const float* qkv, size_t n, float* ctx, AttentionScratch& scratch) const;
   // The forward pass of sequences [first, last) on the calling thread.
   void forward(const int32_t* tokens, const uint32_t* lengths, const size_t* offsets, size_t first, size_t last,
                float* out) const;

@@ -24,14 +24,7 @@ void layer_norm_rows(float* x, size_t rows, size_t dim, const float* gamma, cons
 
 void gelu(float* x, size_t n) { active_kernels().gelu_f32(x, n); }
 
-void softmax(float* x, size_t n) {
-  if (n == 0) return;
-  const float m = *std::max_element(x, x + n);
-  float sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - m));
-  const float inv = 1.0f / sum;
-  for (size_t i = 0; i < n; ++i) x[i] *= inv;
-}
+void softmax(float* x, size_t n) { active_kernels().softmax_f32(x, n); }
 
 void normalize_l2(float* v, size_t n) {
   double s = 0;
