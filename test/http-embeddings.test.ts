@@ -112,6 +112,13 @@ describe('embeddings over HTTP: the local model, external providers, secrets', (
     expect(hybrid.status).toBe(200);
     expect(hybrid.body.results[0]).toMatchObject({ id: 3 });
     expect(hybrid.body.results[0].keyword_score).toBeGreaterThan(0);
+    // Texts without values are embedded on insert.
+    const byText = await call('POST', `/datasets/${ds.id}/insert`, { vectors: [{ id: 'note-5', metadata: { text: 'Dogs love long walks in the park.' } }] });
+    expect(byText.body).toEqual({ inserted: 1, embedded: 1 });
+    const dog = await call('POST', `/datasets/${ds.id}/search`, { query_text: 'which pet needs walking?', top_k: 1 });
+    expect(dog.body.results[0]).toMatchObject({ external_id: 'note-5' });
+    expect((await call('POST', `/datasets/${ds.id}/insert`, { vectors: [{ id: 6 }] })).status).toBe(400);
+    expect((await call('POST', `/datasets/${ds.id}/insert`, { vectors: [{ id: 6, metadata: { text: '' } }] })).status).toBe(400);
     expect((await call('POST', `/datasets/${ds.id}/search`, { query: embedded.body.embeddings[0], query_text: 'x' })).status).toBe(400);
     expect((await call('POST', `/datasets/${ds.id}/search`, { query_text: '  ' })).status).toBe(400);
     expect((await call('POST', `/datasets/${ds.id}/embed`, {})).status).toBe(400);

@@ -107,7 +107,7 @@ for (const adapter of ['uws', 'node'] as const) {
         { id: 2, values: [1, 0, 0], metadata: { lang: 'fr', year: 2022, document_storage_key: 's3://secret' } },
         { id: 'doc-x', values: [2, 0, 0], metadata: { lang: 'en', year: 2024 } },
       ] });
-      expect(ins.body).toEqual({ inserted: 3 });
+      expect(ins.body).toEqual({ inserted: 3, embedded: 0 });
       const s = await call('POST', `${base}/search`, member, { query: [0, 0, 0], top_k: 3 });
       expect(s.status).toBe(200);
       expect(s.body.results.map((r: { id: number }) => r.id)).toEqual([1, 2, fnv1a53('doc-x')]);
@@ -254,7 +254,7 @@ for (const adapter of ['uws', 'node'] as const) {
         { id: 7, values: f32(1, 2, 3, 4), metadata: { k: 'a' } },
         { id: 'eight', values: f32(4, 3, 2, 1) },
       ] });
-      expect(ins).toEqual({ status: 200, body: { inserted: 2 } });
+      expect(ins).toEqual({ status: 200, body: { inserted: 2, embedded: 0 } });
       const found = await post(`/datasets/${ds.id}/search`, { query: f32(1, 2, 3, 4.5), top_k: 2, include_embeddings: true });
       expect(found.status).toBe(200);
       const [first, second] = found.body.results;

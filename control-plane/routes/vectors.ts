@@ -20,7 +20,7 @@ import type { ControlStore } from '../store.js';
 type Scalar = string | number | boolean | null;
 interface VectorIn {
   id: string | number;
-  values: number[] | Float32Array;
+  values?: number[] | Float32Array;
   metadata?: Record<string, Scalar>;
 }
 
@@ -61,21 +61,29 @@ export function vectorRoutes(
       method: 'POST', path: '/datasets/:datasetId/insert', auth: 'key', summary: 'Insert or replace vectors (JSON or msgpack)',
       body: S.insertVectors, msgpack: true,
       description:
-        'An upsert: an existing id is replaced. Returns {inserted}. String ids map to integers with 64-bit FNV-1a masked ' +
-        'to 53 bits; two strings on one integer answer 409 id_collision. In msgpack, values are float32 binaries.',
+        'An upsert: an existing id is replaced. Returns {inserted, embedded}. A vector without values but with ' +
+        "metadata.text is embedded with the dataset's embedding model first (embedded counts those). String ids map " +
+        'to integers with 64-bit FNV-1a masked to 53 bits; two strings on one integer answer 409 id_collision. In ' +
+        'msgpack, values are float32 binaries.',
       handler: async (ctx) => {
         const { caller, params, body } = ctx;
         const r = svc.get(caller.orgId, params.datasetId);
         const ds = svc.engineOf(r);
         const vectors = (body as { vectors: VectorIn[] }).vectors;
         const values = new Float32Array(vectors.length * r.dim);
+        const toEmbed: number[] = [];
         vectors.forEach((v, i) => {
+          if (v.values === undefined) return void toEmbed.push(i);
           if (v.values.length !== r.dim) {
             throw new ApiError('invalid_request', `vectors[${i}].values has ${v.values.length} values; the dataset dimension is ${r.dim}`);
           }
           values.set(v.values, i * r.dim);
         });
         const ids = resolveIds(r, vectors.map((v) => v.id), true);
+        if (toEmbed.length > 0) {
+          const embedded = await embedder.embed(caller.orgId, { ...r.embedding, dim: r.dim }, toEmbed.map((i) => String(vectors[i].metadata!.text)), 'document');
+          toEmbed.forEach((i, j) => values.set(embedded[j], i * r.dim));
+        }
         const metadata = vectors.map((v) => v.metadata ?? {});
         await ds.upsert(ids.map((m) => m.id), values, metadata);
         await store.write(() => {
@@ -85,7 +93,7 @@ export function vectorRoutes(
           }
         });
         await svc.observeMetadata(r, metadata);
-        return reply(ctx, 200, { inserted: vectors.length });
+        return reply(ctx, 200, { inserted: vectors.length, embedded: toEmbed.length });
       },
     },
     {

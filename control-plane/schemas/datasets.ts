@@ -46,14 +46,19 @@ export const patchSchema = {
   },
 } as const;
 
+/** `values`, or a `metadata.text` for the dataset's embedding model to turn into them. */
 export const vector = {
   type: 'object',
-  required: ['id', 'values'],
+  required: ['id'],
   properties: {
     id: { type: ['string', 'integer'] },
     values: floatVector,
     metadata: { type: 'object', additionalProperties: scalar },
   },
+  anyOf: [
+    { required: ['values'] },
+    { required: ['metadata'], properties: { metadata: { required: ['text'], properties: { text: { type: 'string', minLength: 1 } } } } },
+  ],
 } as const;
 
 export const insertVectors = {
