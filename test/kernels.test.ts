@@ -4,6 +4,8 @@ import { Rng } from '../dist/bench/ann/rng.js';
 
 const F32 = ['l2sq_f32', 'ip_f32', 'cos_f32'];
 const SQ8 = ['l2sq_sq8', 'ip_sq8', 'cos_sq8'];
+// b rounded to half precision by the binding, then scored as a half row.
+const F16 = ['l2sq_f16', 'ip_f16'];
 
 // Float sums of d terms carry rounding in proportion to the terms' magnitude, not the result's.
 function close(a: number, b: number, magnitude: number): boolean {
@@ -43,6 +45,12 @@ describe('kernels', () => {
           if (!close(got, want, mf)) throw new Error(`${isa} ${k} d=${d}: ${got} != ${want}`);
           checked++;
         }
+        for (const k of F16) {
+          const want = native.kernelDistance('serial', k, a, b);
+          const got = native.kernelDistance(isa, k, a, b);
+          if (!close(got, want, mf)) throw new Error(`${isa} ${k} d=${d}: ${got} != ${want}`);
+          checked++;
+        }
         for (const k of SQ8) {
           const want = native.kernelDistance('serial', k, a, code, vmin, scale);
           const got = native.kernelDistance(isa, k, a, code, vmin, scale);
@@ -50,7 +58,7 @@ describe('kernels', () => {
           checked++;
         }
       }
-      expect(checked).toBe(257 * 6);
+      expect(checked).toBe(257 * 8);
     });
   }
 
@@ -194,6 +202,19 @@ describe('kernels', () => {
         }
       }
     }
+  });
+
+  it('serial half-row kernels score the half-rounded row exactly as float kernels would', () => {
+    const a = Float32Array.of(1, -2, 0.5, 3);
+    const b = Float32Array.of(0.1, 1e-5, 70000, -0.333); // 0.1 and -0.333 round; 70000 overflows to inf
+    const halves = Float32Array.of(0.0999755859375, 1.0013580322265625e-5, Infinity, -0.3330078125);
+    expect(native.kernelDistance('serial', 'ip_f16', a, b)).toBe(Infinity);
+    expect(native.kernelDistance('serial', 'ip_f32', a, halves)).toBe(Infinity);
+    const finite = Float32Array.of(0.1, 1e-5, 2, -0.333);
+    const finiteHalves = Float32Array.of(0.0999755859375, 1.0013580322265625e-5, 2, -0.3330078125);
+    expect(native.kernelDistance('serial', 'l2sq_f16', a, finite)).toBeCloseTo(native.kernelDistance('serial', 'l2sq_f32', a, finiteHalves), 5);
+    expect(native.kernelDistance('serial', 'ip_f16', a, finite)).toBeCloseTo(native.kernelDistance('serial', 'ip_f32', a, finiteHalves), 5);
+    expect(native.kernelDistance('serial', 'ip_f16', a, finite)).not.toBeCloseTo(native.kernelDistance('serial', 'ip_f32', a, finite), 5);
   });
 
   it('serial batched code scoring computes the textbook values', () => {

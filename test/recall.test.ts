@@ -43,6 +43,34 @@ describe('recall of every index type against the exact oracle', async () => {
     }
   }
 
+  it('a cosine sable segment keeps its rows in half precision, an l2 one in float32, and both rebuild as hnsw', async () => {
+    const truth = Array.from({ length: NQ }, (_, q) => exactTopK('cosine', base, DIM, row(queries, DIM, q), 10));
+    const sizes: Record<string, number> = {};
+    for (const metric of ['cosine', 'l2'] as Metric[]) {
+      const ds = await engine.createDataset({
+        name: `precision-${metric}`, dim: DIM, metric,
+        promotion: { max_buffer_vectors: 1_000_000, max_buffer_age_ms: 3_600_000 },
+      });
+      await ds.upsert(ids, base);
+      await ds.flush();
+      sizes[metric] = ds.stats().memory_bytes;
+      // Stored vectors stay exact: they come from LMDB, not the index.
+      expect(ds.getVector(5)).toEqual(row(base, DIM, 5));
+      if (metric === 'cosine') {
+        await ds.setIndexType('hnsw', { m: 16, ef_construction: 100 });
+        expect(ds.stats()).toMatchObject({ index_type: 'hnsw', index_status: 'ready' });
+        const results = await ds.searchBatch(queries, { topK: 10, includeMetadata: false });
+        const r = results.reduce((acc, hits, q) => acc + recall(hits.map((h) => h.id), truth[q]), 0) / NQ;
+        expect(r).toBeGreaterThanOrEqual(0.95);
+        sizes.rebuilt = ds.stats().memory_bytes;
+      }
+      await engine.dropDataset(ds.name);
+    }
+    // Rows are N * DIM * 4 bytes in float32, half that in half precision.
+    expect(sizes.l2 - sizes.cosine).toBeGreaterThan(0.4 * N * DIM * 4);
+    expect(sizes.rebuilt).toBeGreaterThan(N * DIM * 4);
+  });
+
   it('cosine scores: identical vector 0, orthogonal about 1', async () => {
     const ds = await engine.createDataset({ name: 'cos-meaning', dim: 2, metric: 'cosine' });
     await ds.upsert([1, 2], Float32Array.of(1, 0, 0, 3));

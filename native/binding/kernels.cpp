@@ -2,6 +2,7 @@
 // distance, one batch of code scores, one assignment tile or one matrix product through a chosen variant (to compare
 // every variant with the serial reference).
 #include "kernels/kernels.h"
+#include "kernels/half.h"
 
 #include <algorithm>
 #include <cstring>
@@ -35,6 +36,14 @@ Napi::Value kernel_distance(const Napi::CallbackInfo& info) {
       auto fn = kernel == "l2sq_f32" ? table->l2sq_f32 : kernel == "ip_f32" ? table->ip_f32 : kernel == "cos_f32" ? table->cos_f32 : nullptr;
       if (!fn) throw sable::Error("invalid_argument", "unknown kernel " + kernel);
       r = fn(a.Data(), b.Data(), d);
+    } else if (kernel.ends_with("_f16")) {
+      Napi::Float32Array b = float32_arg(info, 3, "b");
+      if (b.ElementLength() != d) throw sable::Error("invalid_argument", "a and b differ in length");
+      auto fn = kernel == "l2sq_f16" ? table->l2sq_f16 : kernel == "ip_f16" ? table->ip_f16 : nullptr;
+      if (!fn) throw sable::Error("invalid_argument", "unknown kernel " + kernel);
+      std::vector<uint16_t> halves(d);
+      for (size_t i = 0; i < d; ++i) halves[i] = float_to_half(b.Data()[i]);
+      r = fn(a.Data(), halves.data(), d);
     } else {
       if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
         throw sable::Error("invalid_argument", "code must be a Uint8Array");

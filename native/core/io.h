@@ -12,7 +12,8 @@
 namespace sable {
 
 constexpr uint64_t kSnapshotMagic = 0x31474553454C4241ull;  // "ABLESEG1" little-endian tag
-constexpr uint32_t kSnapshotVersion = 1;
+// 2: segments say whether their rows are float32 or half precision.
+constexpr uint32_t kSnapshotVersion = 2;
 
 // Writes to `path + ".tmp"`, fsyncs, then renames over `path` on commit(): readers never see a
 // half-written snapshot.

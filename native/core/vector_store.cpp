@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/half.h"
+
 namespace sable {
 
 void normalize(float* v, size_t d) {
@@ -14,11 +16,37 @@ void normalize(float* v, size_t d) {
 }
 
 void VectorStore::append(const float* rows, size_t n) {
+  if (half_) throw Error("internal", "rows cannot be appended to a half-precision store");
   size_t start = data_.size();
   data_.resize(start + n * dim_);
   std::memcpy(data_.data() + start, rows, n * dim_ * sizeof(float));
   if (metric_ == Metric::Cosine)
     for (size_t r = 0; r < n; ++r) normalize(data_.data() + start + r * dim_, dim_);
+}
+
+void VectorStore::read_row(uint32_t r, float* out) const {
+  if (!half_) {
+    std::memcpy(out, row(r), dim_ * sizeof(float));
+    return;
+  }
+  const uint16_t* h = halves_.data() + size_t(r) * dim_;
+  for (size_t i = 0; i < dim_; ++i) out[i] = half_to_float(h[i]);
+}
+
+void VectorStore::to_f16() {
+  if (half_) return;
+  std::vector<uint16_t> h(data_.size());
+  for (size_t i = 0; i < data_.size(); ++i) h[i] = float_to_half(data_[i]);
+  assign_halves(std::move(h));
+  data_.shrink_to_fit();
+}
+
+void VectorStore::to_f32() {
+  if (!half_) return;
+  std::vector<float> f(halves_.size());
+  for (size_t i = 0; i < halves_.size(); ++i) f[i] = half_to_float(halves_[i]);
+  assign(std::move(f));
+  halves_.shrink_to_fit();
 }
 
 void VectorStore::prepare_query(const float* q, float* out) const {

@@ -1,5 +1,8 @@
-// The full-precision vectors of one segment, row-major. Cosine rows are normalised on append so
-// every index can score cosine as a negated dot product.
+// The vectors of one segment, row-major. Cosine rows are normalised on append so every index can
+// score cosine as a negated dot product. Rows are float32 while the segment grows and is built;
+// a cosine `sable` segment then keeps its unit rows in half precision (to_f16): half the memory,
+// and re-ranking distances within about 1e-3 relative, far below the gaps between neighbours that
+// recall@10 depends on. Readers that need floats of any store use read_row; row() and data() are float32 only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,21 +19,49 @@ class VectorStore {
 
   size_t dim() const { return dim_; }
   Metric metric() const { return metric_; }
-  size_t size() const { return dim_ ? data_.size() / dim_ : 0; }
+  size_t size() const { return dim_ ? (half_ ? halves_.size() : data_.size()) / dim_ : 0; }
+  bool is_half() const { return half_; }
+  // Float32 stores only (growing partitions, builds, hnsw and ivf segments).
   const float* row(uint32_t r) const { return data_.data() + size_t(r) * dim_; }
   const float* data() const { return data_.data(); }
+  const uint16_t* halves() const { return halves_.data(); }
+  // Row r as floats, whatever the store keeps.
+  void read_row(uint32_t r, float* out) const;
+  // Where row r starts and how long it is (prefetching).
+  const void* row_address(uint32_t r) const {
+    return half_ ? static_cast<const void*>(halves_.data() + size_t(r) * dim_) : static_cast<const void*>(row(r));
+  }
+  size_t row_bytes() const { return dim_ * (half_ ? sizeof(uint16_t) : sizeof(float)); }
   void reserve(size_t rows) { data_.reserve(rows * dim_); }
   // Drops spare capacity once no more rows come (a sealed segment): growth left up to 2x.
   void shrink_to_fit() { data_.shrink_to_fit(); }
+  // Float32 stores only.
   void append(const float* rows, size_t n);
+  // Rows to half precision, the float32 copy freed; and back (before another build).
+  void to_f16();
+  void to_f32();
   // Replaces the contents (snapshot load).
-  void assign(std::vector<float>&& data) { data_ = std::move(data); }
-  size_t memory_bytes() const { return data_.capacity() * sizeof(float); }
+  void assign(std::vector<float>&& data) {
+    data_ = std::move(data);
+    halves_.clear();
+    half_ = false;
+  }
+  void assign_halves(std::vector<uint16_t>&& halves) {
+    halves_ = std::move(halves);
+    data_.clear();
+    half_ = true;
+  }
+  size_t memory_bytes() const { return data_.capacity() * sizeof(float) + halves_.capacity() * sizeof(uint16_t); }
 
   // Copies `q` into `out` in the form indexes expect (normalised for cosine).
   void prepare_query(const float* q, float* out) const;
   // Internal distance between a prepared query and row r.
   float distance(const float* prepared_query, uint32_t r) const {
+    if (half_) {
+      const KernelTable& k = active_kernels();
+      const uint16_t* h = halves_.data() + size_t(r) * dim_;
+      return metric_ == Metric::L2 ? k.l2sq_f16(prepared_query, h, dim_) : -k.ip_f16(prepared_query, h, dim_);
+    }
     return distance(prepared_query, row(r));
   }
   float distance(const float* a, const float* b) const {
@@ -42,6 +73,8 @@ class VectorStore {
   size_t dim_;
   Metric metric_;
   std::vector<float> data_;
+  std::vector<uint16_t> halves_;
+  bool half_ = false;
 };
 
 // Scales v to unit L2 norm in place (no-op for a zero vector).

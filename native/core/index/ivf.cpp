@@ -364,10 +364,10 @@ void IvfIndex::search(const VectorStore& store, const float* query, const Search
   }
   // Exact re-ranking of the candidates.
   const auto& cands = cand.finish();
-  const size_t row_bytes = d * sizeof(float);
-  for (size_t i = 0; i < cands.size() && i < 2; ++i) prefetch_bytes(store.row(ids_[cands[i].id]), row_bytes);
+  const size_t row_bytes = store.row_bytes();
+  for (size_t i = 0; i < cands.size() && i < 2; ++i) prefetch_bytes(store.row_address(ids_[cands[i].id]), row_bytes);
   for (size_t i = 0; i < cands.size(); ++i) {
-    if (i + 2 < cands.size()) prefetch_bytes(store.row(ids_[cands[i + 2].id]), row_bytes);
+    if (i + 2 < cands.size()) prefetch_bytes(store.row_address(ids_[cands[i + 2].id]), row_bytes);
     const uint32_t row = ids_[cands[i].id];
     const float dist = store.distance(query, row);
     if (dist < out.threshold() || !out.full()) out.push(dist, row);

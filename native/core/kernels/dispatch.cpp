@@ -35,7 +35,7 @@ X86Features detect_x86() {
   X86Features f;
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
-  const bool fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+  const bool fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
   if (!osxsave || !avx) return f;
   // XCR0: which register state the OS saves on context switch. xgetbv via asm, so this file needs
   // no -mxsave.
@@ -48,7 +48,7 @@ X86Features detect_x86() {
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
   const bool avx2 = (b >> 5) & 1;
   const bool avx512f = (b >> 16) & 1, avx512dq = (b >> 17) & 1, avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1;
-  f.avx2 = avx2 && fma;
+  f.avx2 = avx2 && fma && f16c;  // F16C: the f16 row kernels (every AVX2 CPU has it)
   f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512vnni = f.avx512 && ((c >> 11) & 1);  // CPUID.(7,0):ECX bit 11
   return f;

@@ -274,7 +274,46 @@ void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_p
 void gelu_f32(float* x, size_t n) { gelu_lanes<v8f>(x, n); }
 void softmax_f32(float* x, size_t n) { softmax_lanes<v8f>(x, n); }
 
-const KernelTable kTable = {Isa::Avx2,         l2sq_f32,          ip_f32,         cos_f32,
+// Half rows widened 8 at a time with F16C (vcvtph2ps); the tail converts one by one.
+float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    __m256 t0 = _mm256_sub_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))));
+    __m256 t1 = _mm256_sub_ps(_mm256_loadu_ps(q + i + 8), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i + 8))));
+    s0 = _mm256_fmadd_ps(t0, t0, s0);
+    s1 = _mm256_fmadd_ps(t1, t1, s1);
+  }
+  if (i + 8 <= d) {
+    __m256 t = _mm256_sub_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))));
+    s0 = _mm256_fmadd_ps(t, t, s0);
+    i += 8;
+  }
+  float s = hsum(_mm256_add_ps(s0, s1));
+  for (; i < d; ++i) {
+    const float t = q[i] - _cvtsh_ss(row[i]);
+    s += t * t;
+  }
+  return s;
+}
+
+float ip_f16(const float* q, const uint16_t* row, size_t d) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= d; i += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i + 8))), s1);
+  }
+  if (i + 8 <= d) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))), s0);
+    i += 8;
+  }
+  float s = hsum(_mm256_add_ps(s0, s1));
+  for (; i < d; ++i) s += q[i] * _cvtsh_ss(row[i]);
+  return s;
+}
+
+const KernelTable kTable = {Isa::Avx2,         l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
                             dot_u8_i8x2_batch_reference, false,             16,             argmin_f32_panels,
                             knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};

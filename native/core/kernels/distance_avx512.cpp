@@ -273,7 +273,39 @@ void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_p
 void gelu_f32(float* x, size_t n) { gelu_lanes<v16f>(x, n); }
 void softmax_f32(float* x, size_t n) { softmax_lanes<v16f>(x, n); }
 
-const KernelTable kTable = {Isa::Avx512,       l2sq_f32,          ip_f32,         cos_f32,
+// Half rows widened 16 at a time (vcvtph2ps); the tail is one masked step.
+float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    __m512 t0 = _mm512_sub_ps(_mm512_loadu_ps(q + i), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i))));
+    __m512 t1 = _mm512_sub_ps(_mm512_loadu_ps(q + i + 16), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i + 16))));
+    s0 = _mm512_fmadd_ps(t0, t0, s0);
+    s1 = _mm512_fmadd_ps(t1, t1, s1);
+  }
+  for (; i < d; i += 16) {
+    const __mmask16 m = d - i >= 16 ? __mmask16(0xffff) : tail_mask(d - i);
+    __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, q + i), _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i)));
+    s0 = _mm512_fmadd_ps(t, t, s0);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+float ip_f16(const float* q, const uint16_t* row, size_t d) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 32 <= d; i += 32) {
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i))), s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + i + 16))), s1);
+  }
+  for (; i < d; i += 16) {
+    const __mmask16 m = d - i >= 16 ? __mmask16(0xffff) : tail_mask(d - i);
+    s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + i), _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i)), s0);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+const KernelTable kTable = {Isa::Avx512,       l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
                             dot_u8_i8x2_batch_reference, false,             32,             argmin_f32_panels,
                             knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};

@@ -10,6 +10,7 @@
 #include "kernels.h"
 #include "panels.h"
 #include "elementwise.h"
+#include "half.h"
 
 namespace sable {
 namespace {
@@ -217,7 +218,37 @@ void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_p
 void gelu_f32(float* x, size_t n) { gelu_lanes<v4f>(x, n); }
 void softmax_f32(float* x, size_t n) { softmax_lanes<v4f>(x, n); }
 
-const KernelTable kTable = {Isa::Neon,         l2sq_f32,          ip_f32,         cos_f32,
+// Half rows widened 4 at a time (fcvtl); the tail converts one by one.
+float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
+  float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0);
+  size_t i = 0;
+  for (; i + 8 <= d; i += 8) {
+    float32x4_t t0 = vsubq_f32(vld1q_f32(q + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(row + i))));
+    float32x4_t t1 = vsubq_f32(vld1q_f32(q + i + 4), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(row + i + 4))));
+    s0 = vfmaq_f32(s0, t0, t0);
+    s1 = vfmaq_f32(s1, t1, t1);
+  }
+  float s = vaddvq_f32(vaddq_f32(s0, s1));
+  for (; i < d; ++i) {
+    const float t = q[i] - half_to_float(row[i]);
+    s += t * t;
+  }
+  return s;
+}
+
+float ip_f16(const float* q, const uint16_t* row, size_t d) {
+  float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0);
+  size_t i = 0;
+  for (; i + 8 <= d; i += 8) {
+    s0 = vfmaq_f32(s0, vld1q_f32(q + i), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(row + i))));
+    s1 = vfmaq_f32(s1, vld1q_f32(q + i + 4), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(row + i + 4))));
+  }
+  float s = vaddvq_f32(vaddq_f32(s0, s1));
+  for (; i < d; ++i) s += q[i] * half_to_float(row[i]);
+  return s;
+}
+
+const KernelTable kTable = {Isa::Neon,         l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
                             knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};

@@ -6,6 +6,7 @@
 
 #include "panels.h"
 #include "elementwise.h"
+#include "half.h"
 
 namespace sable {
 
@@ -106,7 +107,22 @@ void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_p
 void gelu_f32(float* x, size_t n) { gelu_lanes<v4f>(x, n); }
 void softmax_f32(float* x, size_t n) { softmax_lanes<v4f>(x, n); }
 
-const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32,
+float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
+  float s = 0;
+  for (size_t i = 0; i < d; ++i) {
+    const float t = q[i] - half_to_float(row[i]);
+    s += t * t;
+  }
+  return s;
+}
+
+float ip_f16(const float* q, const uint16_t* row, size_t d) {
+  float s = 0;
+  for (size_t i = 0; i < d; ++i) s += q[i] * half_to_float(row[i]);
+  return s;
+}
+
+const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
                             knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};

@@ -63,6 +63,9 @@ struct KernelTable {
   float (*ip_f32)(const float* a, const float* b, size_t d);
   // 1 - cos(a, b); 1 when either vector has zero norm.
   float (*cos_f32)(const float* a, const float* b, size_t d);
+  // A float query against a row stored in half precision (the f16 row store).
+  float (*l2sq_f16)(const float* q, const uint16_t* row, size_t d);
+  float (*ip_f16)(const float* q, const uint16_t* row, size_t d);
   float (*l2sq_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);
   float (*ip_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);
   float (*cos_sq8)(const float* q, const uint8_t* code, const float* vmin, const float* scale, size_t d);

@@ -102,12 +102,21 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
     progress_ = 0;
   }
   try {
-    // The store is immutable once sealed, so the build reads it without the lock.
+    // The store is immutable once sealed, so the build reads it without the lock; a half-precision
+    // store (a sable segment rebuilt) is widened first, as builds read float rows, and searches
+    // of the old index wait for that.
+    if (store_.is_half()) {
+      std::unique_lock lock(mu_);
+      store_.to_f32();
+    }
     std::unique_ptr<VectorIndex> index = make_index(type);
     index->build(store_, opts, progress_);
     std::unique_lock lock(mu_);
     index_ = std::move(index);
     index_type_ = type;
+    // Cosine rows are unit vectors: half precision keeps them to about 5e-4 absolute. L2 and IP
+    // rows keep their float32 (any magnitude, exact self-distance 0).
+    if (type == IndexType::Sable && store_.metric() == Metric::Cosine) store_.to_f16();
     index_status_ = IndexStatus::Ready;
     progress_ = 100;
     lock.unlock();
@@ -248,9 +257,11 @@ void Segment::append_live_rows_of(const Segment& src) {
     if (it->second.type() != col.type()) throw Error("invalid_argument", "column '" + name + "' differs in type");
   }
   size_t added = 0;
+  std::vector<float> row(store_.dim());
   for (size_t r = 0; r < src.ids_.size(); ++r) {
     if (src.tombstones_.test(r) || row_of_.count(src.ids_[r])) continue;
-    store_.append(src.store_.row(uint32_t(r)), 1);
+    src.store_.read_row(uint32_t(r), row.data());
+    store_.append(row.data(), 1);
     row_of_[src.ids_[r]] = uint32_t(ids_.size());
     ids_.push_back(src.ids_[r]);
     for (auto& [name, col] : columns_.all()) {
@@ -270,8 +281,10 @@ void Segment::save(const std::string& path) const {
   w.u64(store_.dim());
   w.u8(uint8_t(store_.metric()));
   w.vec(ids_);
+  w.u8(store_.is_half() ? 1 : 0);
   w.u64(ids_.size() * store_.dim());
-  w.bytes(store_.data(), ids_.size() * store_.dim() * sizeof(float));
+  if (store_.is_half()) w.bytes(store_.halves(), ids_.size() * store_.dim() * sizeof(uint16_t));
+  else w.bytes(store_.data(), ids_.size() * store_.dim() * sizeof(float));
   columns_.save(w);
   bool indexed = index_ && index_status_ == IndexStatus::Ready;
   w.u8(indexed ? 1 : 0);
@@ -289,10 +302,18 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
   if (dim == 0 || dim > 65536 || metric > uint8_t(Metric::Cosine)) throw Error("snapshot_corrupt", "snapshot header is invalid");
   auto seg = std::make_shared<Segment>(dim, Metric(metric));
   seg->ids_ = r.vec<int64_t>();
-  std::vector<float> data = r.vec<float>();
+  const uint8_t half = r.u8();
+  if (half > 1) throw Error("snapshot_corrupt", "snapshot vector precision is invalid");
   size_t rows = seg->ids_.size();
-  if (data.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
-  seg->store_.assign(std::move(data));
+  if (half) {
+    std::vector<uint16_t> halves = r.vec<uint16_t>();
+    if (halves.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
+    seg->store_.assign_halves(std::move(halves));
+  } else {
+    std::vector<float> data = r.vec<float>();
+    if (data.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
+    seg->store_.assign(std::move(data));
+  }
   seg->columns_.load(r, rows);
   for (size_t i = 0; i < rows; ++i) seg->row_of_[seg->ids_[i]] = uint32_t(i);
   if (seg->row_of_.size() != rows) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
