@@ -69,6 +69,16 @@ describe('recall of every index type against the exact oracle', async () => {
     // Rows are N * DIM * 4 bytes in float32, half that in half precision.
     expect(sizes.l2 - sizes.cosine).toBeGreaterThan(0.4 * N * DIM * 4);
     expect(sizes.rebuilt).toBeGreaterThan(N * DIM * 4);
+    // L2 rows that half precision holds exactly (small integers, like pixels) are kept in it too,
+    // with exact distances: a row's own distance stays 0.
+    const pixels = Float32Array.from(base, (v) => Math.round(v * 40) + 128);
+    const px = await engine.createDataset({ name: 'pixels', dim: DIM, metric: 'l2', promotion: { max_buffer_vectors: 1_000_000, max_buffer_age_ms: 3_600_000 } });
+    await px.upsert(ids, pixels);
+    await px.flush();
+    expect(px.stats().memory_bytes).toBeLessThan(sizes.l2 - 0.4 * N * DIM * 4);
+    const [own] = await px.search(row(pixels, DIM, 17), { topK: 1 });
+    expect(own).toMatchObject({ id: 17, score: 0 });
+    await engine.dropDataset('pixels');
   });
 
   it('cosine scores: identical vector 0, orthogonal about 1', async () => {

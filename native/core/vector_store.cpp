@@ -41,6 +41,13 @@ void VectorStore::to_f16() {
   data_.shrink_to_fit();
 }
 
+bool VectorStore::fits_f16_exactly() const {
+  if (half_) return true;
+  for (float v : data_)
+    if (half_to_float(float_to_half(v)) != v) return false;
+  return true;
+}
+
 void VectorStore::to_f32() {
   if (!half_) return;
   std::vector<float> f(halves_.size());

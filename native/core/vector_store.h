@@ -1,8 +1,8 @@
 // The vectors of one segment, row-major. Cosine rows are normalised on append so every index can
 // score cosine as a negated dot product. Rows are float32 while the segment grows and is built;
-// a cosine `sable` segment then keeps its unit rows in half precision (to_f16): half the memory,
-// and re-ranking distances within about 1e-3 relative, far below the gaps between neighbours that
-// recall@10 depends on. Readers that need floats of any store use read_row; row() and data() are float32 only.
+// a `sable` segment then keeps them in half precision (to_f16) when that is harmless: unit rows
+// (cosine), re-ranking distances then within about 1e-3 relative, far below the gaps between
+// neighbours that recall@10 depends on; or rows that half precision holds exactly. Half the memory. Readers that need floats of any store use read_row; row() and data() are float32 only.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +39,8 @@ class VectorStore {
   void append(const float* rows, size_t n);
   // Rows to half precision, the float32 copy freed; and back (before another build).
   void to_f16();
+  // Whether every value survives half precision unchanged (small integers, e.g. pixels).
+  bool fits_f16_exactly() const;
   void to_f32();
   // Replaces the contents (snapshot load).
   void assign(std::vector<float>&& data) {

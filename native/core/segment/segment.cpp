@@ -115,8 +115,8 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
     index_ = std::move(index);
     index_type_ = type;
     // Cosine rows are unit vectors: half precision keeps them to about 5e-4 absolute. L2 and IP
-    // rows keep their float32 (any magnitude, exact self-distance 0).
-    if (type == IndexType::Sable && store_.metric() == Metric::Cosine) store_.to_f16();
+    // rows of any magnitude keep float32 (exact distances), unless half precision holds them exactly.
+    if (type == IndexType::Sable && (store_.metric() == Metric::Cosine || store_.fits_f16_exactly())) store_.to_f16();
     index_status_ = IndexStatus::Ready;
     progress_ = 100;
     lock.unlock();
