@@ -34,7 +34,8 @@ const provider: Server = createServer((req: IncomingMessage, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     if (req.url === '/v1/embeddings') {
       const input = body.input as string[];
-      const dim = body.model === 'text-embedding-3-small' ? 1536 : 8;
+      const dims: Record<string, number> = { 'text-embedding-3-small': 1536, default: 2560, large: 2560, small: 768 };
+      const dim = dims[body.model as string] ?? 8;
       // Out of order on purpose: clients must place vectors by `index`.
       const data = input.map((t, index) => ({ object: 'embedding', index, embedding: vectorOf(t, dim) })).reverse();
       res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
@@ -207,5 +208,31 @@ describe('embeddings over HTTP: the local model, external providers, secrets', (
     expect(other.status).toBe(200);
     expect(requests.at(-1)!.body.model).toBe('other-model');
     expect((await call('POST', '/datasets', { name: 'm', embedding: { provider: 'managed' } })).status).toBe(400);
+  });
+
+  it('with a managed inference server configured, new datasets default to the managed model', async () => {
+    const url = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+    const managedDir = mkdtempSync(join(tmpdir(), 'sable-managed-'));
+    const managed = await startService(loadConfig({ port: '0', 'data-dir': managedDir, 'managed-embeddings-url': `${url}/v1` }, {}));
+    try {
+      const k = managed.createdAdminKey!;
+      const req = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(managed.url + path, { method, headers: { 'x-api-key': k, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+        return { status: res.status, body: await res.json() };
+      };
+      const ds = (await req('POST', '/datasets', { name: 'm' })).body;
+      expect(ds).toMatchObject({ dim: 2560, embedding: { provider: 'managed', model: 'default' } });
+      const small = (await req('POST', '/datasets', { name: 's', embedding: { model: 'small' } })).body;
+      expect(small.dim).toBe(768);
+      await req('POST', `/datasets/${ds.id}/ensure-engine`, {});
+      requests = [];
+      const r = await req('POST', `/datasets/${ds.id}/embed`, { text: 'hello' });
+      expect(r.status).toBe(200);
+      expect(r.body.embeddings[0]).toHaveLength(2560);
+      expect(requests[0]).toMatchObject({ path: '/v1/embeddings', auth: undefined, body: { model: 'default', input: ['hello'] } });
+    } finally {
+      await managed.close();
+      rmSync(managedDir, { recursive: true, force: true });
+    }
   });
 });
