@@ -56,6 +56,11 @@ describe('recall of every index type against the exact oracle', async () => {
       sizes[metric] = ds.stats().memory_bytes;
       // Stored vectors stay exact: they come from LMDB, not the index.
       expect(ds.getVector(5)).toEqual(row(base, DIM, 5));
+      // A row's own distance is 0 (never below) even when its halves are rounded.
+      const [self] = await ds.search(row(base, DIM, 5), { topK: 1 });
+      expect(self.id).toBe(5);
+      expect(self.score).toBeGreaterThanOrEqual(-1e-7);
+      expect(self.score).toBeLessThan(1e-6);
       if (metric === 'cosine') {
         await ds.setIndexType('hnsw', { m: 16, ef_construction: 100 });
         expect(ds.stats()).toMatchObject({ index_type: 'hnsw', index_status: 'ready' });

@@ -41,6 +41,23 @@ void VectorStore::to_f16() {
   data_.shrink_to_fit();
 }
 
+void VectorStore::assign_halves(std::vector<uint16_t>&& halves) {
+  halves_ = std::move(halves);
+  data_.clear();
+  half_ = true;
+  inv_norms_.clear();
+  if (metric_ != Metric::Cosine) return;
+  const size_t rows = size();
+  inv_norms_.resize(rows);
+  std::vector<float> row(dim_);
+  for (size_t r = 0; r < rows; ++r) {
+    read_row(uint32_t(r), row.data());
+    double s = 0;
+    for (float v : row) s += double(v) * v;
+    inv_norms_[r] = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
+  }
+}
+
 bool VectorStore::fits_f16_exactly() const {
   if (half_) return true;
   for (float v : data_)
@@ -54,6 +71,7 @@ void VectorStore::to_f32() {
   for (size_t i = 0; i < halves_.size(); ++i) f[i] = half_to_float(halves_[i]);
   assign(std::move(f));
   halves_.shrink_to_fit();
+  inv_norms_.shrink_to_fit();
 }
 
 void VectorStore::prepare_query(const float* q, float* out) const {

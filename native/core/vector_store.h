@@ -46,14 +46,13 @@ class VectorStore {
   void assign(std::vector<float>&& data) {
     data_ = std::move(data);
     halves_.clear();
+    inv_norms_.clear();
     half_ = false;
   }
-  void assign_halves(std::vector<uint16_t>&& halves) {
-    halves_ = std::move(halves);
-    data_.clear();
-    half_ = true;
+  void assign_halves(std::vector<uint16_t>&& halves);
+  size_t memory_bytes() const {
+    return data_.capacity() * sizeof(float) + halves_.capacity() * sizeof(uint16_t) + inv_norms_.capacity() * sizeof(float);
   }
-  size_t memory_bytes() const { return data_.capacity() * sizeof(float) + halves_.capacity() * sizeof(uint16_t); }
 
   // Copies `q` into `out` in the form indexes expect (normalised for cosine).
   void prepare_query(const float* q, float* out) const;
@@ -62,7 +61,9 @@ class VectorStore {
     if (half_) {
       const KernelTable& k = active_kernels();
       const uint16_t* h = halves_.data() + size_t(r) * dim_;
-      return metric_ == Metric::L2 ? k.l2sq_f16(prepared_query, h, dim_) : -k.ip_f16(prepared_query, h, dim_);
+      if (metric_ == Metric::L2) return k.l2sq_f16(prepared_query, h, dim_);
+      const float dot = k.ip_f16(prepared_query, h, dim_);
+      return metric_ == Metric::Cosine ? -dot * inv_norms_[r] : -dot;
     }
     return distance(prepared_query, row(r));
   }
@@ -76,6 +77,9 @@ class VectorStore {
   Metric metric_;
   std::vector<float> data_;
   std::vector<uint16_t> halves_;
+  // Cosine half rows: 1 / the rounded row's norm, so a row scores exactly as the unit vector its
+  // halves spell (an identical query gets 0, never slightly below).
+  std::vector<float> inv_norms_;
   bool half_ = false;
 };
 
