@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "env.h"
-#include "model/linear.h"
+#include "kernels/pack.h"
 
 namespace sable::binding {
 
@@ -181,7 +181,7 @@ Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
     if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
       throw sable::Error("invalid_argument", "a and w must hold whole rows of k > 0");
     const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = table->panel_width;
-    std::vector<float> panels = pack_gemm_panels(w.Data(), n, k, W), bias((n + W - 1) / W * W, 0.0f);
+    std::vector<float> panels = pack_panels(w.Data(), n, k, W), bias((n + W - 1) / W * W, 0.0f);
     if (info[3].IsTypedArray()) {
       const Napi::Float32Array b = float32_arg(info, 3, "bias");
       if (b.ElementLength() != n) throw sable::Error("invalid_argument", "bias must hold n values");

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "../kernels/kernels.h"
+#include "../kernels/pack.h"
 #include "../vector_store.h"
 
 namespace sable {
@@ -50,17 +51,6 @@ struct KnnState {
 
 // KnnPanelsArgs::candidate: ctx is the range's KnnState.
 void knn_candidate(void* ctx, size_t q, float key, uint32_t row) { static_cast<KnnState*>(ctx)->push(q, key, row); }
-
-// Packs rows [0, k) of c into panels of W (transposed, zero padded).
-std::vector<float> pack_panels(const float* c, size_t k, size_t dim, size_t W) {
-  const size_t npanels = (k + W - 1) / W;
-  std::vector<float> panels(npanels * dim * W, 0.0f);
-  for (size_t i = 0; i < k; ++i) {
-    float* pc = panels.data() + (i / W) * dim * W + i % W;
-    for (size_t t = 0; t < dim; ++t) pc[t * W] = c[i * dim + t];
-  }
-  return panels;
-}
 
 void normalize_rows(float* x, size_t n, size_t dim) {
   for (size_t i = 0; i < n; ++i) normalize(x + i * dim, dim);

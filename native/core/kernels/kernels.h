@@ -39,7 +39,7 @@ struct KnnPanelsArgs {
 
 // A matrix product tile (KernelTable::gemm_f32_panels): C = A * B^T + bias for rows [begin, end)
 // of A, where B (n x k, a linear layer's weight) is packed in panels of W = panel_width of its rows,
-// transposed like the centroid panels above (pack_gemm_panels in model/linear.h).
+// transposed like the centroid panels above (pack_panels in pack.h).
 struct GemmPanelsArgs {
   const float* a = nullptr;       // m x k, row-major
   size_t k = 0;

@@ -34,6 +34,26 @@ struct IntVecOf<v8f> { using type = v8i; };
 template <>
 struct IntVecOf<v16f> { using type = v16i; };
 
+// acc[r][v] += sum over t < k of xr[r][t] * panel[t * W + v * L + lane]: the register tile every
+// panel kernel below is built on (R rows against one panel of W = NV * L columns).
+template <class V, int NV, int R>
+inline __attribute__((always_inline)) void tile_accumulate(const float* const* xr, const float* panel, size_t k,
+                                                          V (&acc)[R][NV]) {
+  constexpr int L = int(sizeof(V) / sizeof(float));
+  constexpr int W = NV * L;
+  for (size_t t = 0; t < k; ++t) {
+    V b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const float x = xr[r][t];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] += x * b[v];
+    }
+  }
+}
+
 template <class V, int NV, int R>
 inline __attribute__((always_inline)) void argmin_panels(const ArgminPanelsArgs& j, size_t begin, size_t end) {
   constexpr int L = int(sizeof(V) / sizeof(float));
@@ -66,17 +86,7 @@ inline __attribute__((always_inline)) void argmin_panels(const ArgminPanelsArgs&
         for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-        for (size_t t = 0; t < d; ++t) {
-          V b[NV];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
-#pragma GCC unroll 16
-          for (int r = 0; r < R; ++r) {
-            const float s = xr[r][t];
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
-          }
-        }
+        tile_accumulate<V, NV, R>(xr, panel, d, acc);
         const float* pn = j.pnorm + p * W;
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
@@ -135,17 +145,7 @@ inline __attribute__((always_inline)) void knn_panels(const KnnPanelsArgs& j, si
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-      for (size_t t = 0; t < d; ++t) {
-        V b[NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const float s = xr[r][t];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
-        }
-      }
+      tile_accumulate<V, NV, R>(xr, panel, d, acc);
       for (int v = 0; v < NV; ++v) {
         V thr;
         std::memcpy(&thr, j.thr + p * W + v * L, sizeof(V));
@@ -193,17 +193,7 @@ inline __attribute__((always_inline)) void gemm_panels(const GemmPanelsArgs& j, 
         for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) acc[r][v] = bias[v];
-        for (size_t t = 0; t < k; ++t) {
-          V b[NV];
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) std::memcpy(&b[v], panel + t * W + v * L, sizeof(V));
-#pragma GCC unroll 16
-          for (int r = 0; r < R; ++r) {
-            const float s = xr[r][t];
-#pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) acc[r][v] += s * b[v];
-          }
-        }
+        tile_accumulate<V, NV, R>(xr, panel, k, acc);
         for (int r = 0; r < R && i0 + r < c1; ++r) {
           float* out = j.c + (i0 + r) * j.ldc + p * W;
           if (full) {

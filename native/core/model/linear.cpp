@@ -1,22 +1,13 @@
 #include "linear.h"
 
 #include "../kernels/kernels.h"
+#include "../kernels/pack.h"
 
 namespace sable {
 
-std::vector<float> pack_gemm_panels(const float* w, size_t n, size_t k, size_t width) {
-  const size_t npanels = (n + width - 1) / width;
-  std::vector<float> panels(npanels * k * width, 0.0f);
-  for (size_t i = 0; i < n; ++i) {
-    float* col = panels.data() + (i / width) * k * width + i % width;
-    for (size_t t = 0; t < k; ++t) col[t * width] = w[i * k + t];
-  }
-  return panels;
-}
-
 Linear::Linear(const float* weight, const float* bias, size_t in, size_t out) : in_(in), out_(out) {
   const size_t width = active_kernels().panel_width;
-  panels_ = pack_gemm_panels(weight, out, in, width);
+  panels_ = pack_panels(weight, out, in, width);
   bias_.assign((out + width - 1) / width * width, 0.0f);
   if (bias)
     for (size_t i = 0; i < out; ++i) bias_[i] = bias[i];

@@ -5,10 +5,6 @@
 
 namespace sable {
 
-// Packs the rows of w (n x k, row-major) into panels of `width` rows, transposed and zero padded:
-// the B operand of KernelTable::gemm_f32_panels.
-std::vector<float> pack_gemm_panels(const float* w, size_t n, size_t k, size_t width);
-
 class Linear {
  public:
   Linear() = default;
