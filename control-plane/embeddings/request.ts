@@ -55,8 +55,7 @@ export async function postJson(
     }
     const detail = providerMessage(text);
     const message = redact(`${provider} embeddings returned HTTP ${status}${detail ? `: ${detail}` : ''}`, apiKey);
-    last = new EmbeddingError(status === 429 ? 'rate_limited' : 'upstream_error', message, status);
-    (last as EmbeddingError & { retryAfter?: string | null }).retryAfter = retryAfter;
+    last = new EmbeddingError(status === 429 ? 'rate_limited' : 'upstream_error', message, status, retryAfter ?? undefined);
     if (status !== 429 && status < 500) throw last;
   }
   const tries = policy.retries + 1;
@@ -64,8 +63,7 @@ export async function postJson(
 }
 
 function backoff(policy: RetryPolicy, attempt: number, last: EmbeddingError | null): number {
-  const header = (last as (EmbeddingError & { retryAfter?: string | null }) | null)?.retryAfter;
-  const seconds = header ? Number(header) : NaN;
+  const seconds = last?.retryAfter ? Number(last.retryAfter) : NaN;
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(30_000, seconds * 1000);
   const base = policy.backoffMs * 2 ** (attempt - 1);
   return Math.min(30_000, base / 2 + Math.random() * (base / 2));

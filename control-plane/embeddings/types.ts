@@ -18,6 +18,8 @@ export class EmbeddingError extends Error {
     readonly code: EmbeddingErrorCode,
     message: string,
     readonly status?: number,
+    /** The provider's Retry-After header, when it sent one with a 429 or 5xx. */
+    readonly retryAfter?: string,
   ) {
     super(message);
   }
