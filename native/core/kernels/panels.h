@@ -54,6 +54,16 @@ inline __attribute__((always_inline)) void tile_accumulate(const float* const* x
   }
 }
 
+// acc[r][v] = the same sums from zero.
+template <class V, int NV, int R>
+inline __attribute__((always_inline)) void tile_dot(const float* const* xr, const float* panel, size_t k, V (&acc)[R][NV]) {
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
+  tile_accumulate<V, NV, R>(xr, panel, k, acc);
+}
+
 template <class V, int NV, int R>
 inline __attribute__((always_inline)) void argmin_panels(const ArgminPanelsArgs& j, size_t begin, size_t end) {
   constexpr int L = int(sizeof(V) / sizeof(float));
@@ -82,11 +92,7 @@ inline __attribute__((always_inline)) void argmin_panels(const ArgminPanelsArgs&
       for (size_t p = p0; p < p1; ++p) {
         const float* panel = j.panels + p * d * W;
         V acc[R][NV];
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-        tile_accumulate<V, NV, R>(xr, panel, d, acc);
+        tile_dot<V, NV, R>(xr, panel, d, acc);
         const float* pn = j.pnorm + p * W;
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) {
@@ -141,11 +147,7 @@ inline __attribute__((always_inline)) void knn_panels(const KnnPanelsArgs& j, si
     for (size_t p = 0; p < j.npanels; ++p) {
       const float* panel = j.panels + p * d * W;
       V acc[R][NV];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[r][v] = V{} + 0.0f;
-      tile_accumulate<V, NV, R>(xr, panel, d, acc);
+      tile_dot<V, NV, R>(xr, panel, d, acc);
       for (int v = 0; v < NV; ++v) {
         V thr;
         std::memcpy(&thr, j.thr + p * W + v * L, sizeof(V));
