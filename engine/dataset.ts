@@ -21,8 +21,6 @@ import { Partition } from './partition.js';
 import { DEFAULT_SLA, SlaTuner } from './sla.js';
 import {
   bytesToFloat32,
-  bytesToFloat64,
-  float64Bytes,
   vectorBytes,
   type DatasetRecord,
   type Key,
@@ -276,13 +274,7 @@ export class Dataset {
     const snapshot = await this.saveSnapshot(p);
     const ids = native.segmentLiveIds(p.handle);
     await this.storage.write(() => {
-      this.storage.parts.put([this.record.uid, p.pid], {
-        pid: p.pid,
-        state: 'sealed',
-        snapshot,
-        ids: float64Bytes(ids),
-        createdAt: Date.now(),
-      });
+      this.storage.putSealed(this.record.uid, { pid: p.pid, state: 'sealed', snapshot, createdAt: Date.now() }, ids);
       this.storage.pending.remove([this.record.uid, p.pid]);
     });
     p.state = 'sealed';
@@ -377,7 +369,7 @@ export class Dataset {
       if (code !== 'snapshot_missing' && code !== 'snapshot_corrupt') throw e;
       // The snapshot is a cache of LMDB: rebuild it from the source of truth.
       handle = native.segmentCreate(this.dim, this.metric);
-      await this.appendFromStorage(handle, rec.ids ? Array.from(bytesToFloat64(rec.ids)) : []);
+      await this.appendFromStorage(handle, Array.from(this.storage.sealedIds(uid, rec)));
       await native.segmentBuild(handle, this.record.indexType, this.buildOptions());
       if (this.storage.durable) {
         const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
@@ -446,15 +438,9 @@ export class Dataset {
         const ids = native.segmentLiveIds(plan.target.handle);
         const uid = this.record.uid;
         await this.storage.write(() => {
-          this.storage.parts.put([uid, plan.target.pid], {
-            pid: plan.target.pid,
-            state: 'sealed',
-            snapshot,
-            ids: float64Bytes(ids),
-            createdAt: Date.now(),
-          });
+          this.storage.putSealed(uid, { pid: plan.target.pid, state: 'sealed', snapshot, createdAt: Date.now() }, ids);
           for (const src of plan.sources) {
-            this.storage.parts.remove([uid, src.pid]);
+            this.storage.removePartition(uid, src.pid);
             this.storage.removeRange(this.storage.tombs, [uid, src.pid]);
           }
         });
@@ -804,7 +790,7 @@ export class Dataset {
     const pids = this.partitions.map((p) => p.pid);
     await this.close();
     await this.storage.write(() => {
-      for (const db of [this.storage.vectors, this.storage.meta, this.storage.parts, this.storage.pending, this.storage.tombs, this.storage.dict]) {
+      for (const db of [this.storage.vectors, this.storage.meta, this.storage.parts, this.storage.partIds, this.storage.pending, this.storage.tombs, this.storage.dict]) {
         this.storage.removeRange(db as never, [uid] as Key);
       }
       this.storage.catalog.remove(this.name);

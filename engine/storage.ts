@@ -6,6 +6,8 @@
  *   vectors   [uid, id]            -> float32 bytes (normalisation happens in the core)
  *   meta      [uid, id]            -> metadata object (absent when empty)
  *   parts     [uid, pid]           -> PartitionRecord
+ *   partIds   [uid, pid]           -> float64 bytes: the ids of a sealed partition (raw, so a
+ *                                     large list grows no encoder buffer that stays allocated)
  *   pending   [uid, pid]           -> id...  (rows of partitions not sealed yet; duplicate-sorted,
  *                                            so sealing drops a partition's list without reading it)
  *   tombs     [uid, pid, id]       -> true   (rows deleted from sealed or sealing partitions)
@@ -37,7 +39,7 @@ export interface PartitionRecord {
   state: 'growing' | 'sealed';
   /** Snapshot file name (in the segments folder) of a sealed partition. */
   snapshot?: string;
-  /** Ids of a sealed partition, float64 bytes: what a rebuild reads back. */
+  /** Ids of a sealed partition as float64 bytes, in records written before `partIds` existed. */
   ids?: Uint8Array;
   createdAt: number;
 }
@@ -50,6 +52,7 @@ export class Storage {
   readonly vectors: Database<Uint8Array, Key>;
   readonly meta: Database<Metadata, Key>;
   readonly parts: Database<PartitionRecord, Key>;
+  readonly partIds: Database<Uint8Array, Key>;
   readonly pending: Database<number, Key>;
   readonly tombs: Database<true, Key>;
   readonly dict: Database<number, Key>;
@@ -67,6 +70,7 @@ export class Storage {
     this.vectors = this.root.openDB({ name: 'vectors', encoding: 'binary' });
     this.meta = this.root.openDB({ name: 'meta' });
     this.parts = this.root.openDB({ name: 'parts' });
+    this.partIds = this.root.openDB({ name: 'partIds', encoding: 'binary' });
     // One key per partition with its ids as sorted duplicates: deleting the key frees the leaf
     // pages without reading them. (A key per row made sealing read every leaf, and the kernel's
     // fault-around mapped the whole file into RSS with them.)
@@ -82,6 +86,24 @@ export class Storage {
       return new Storage(dir, true);
     }
     return new Storage(mkdtempSync(join(tmpdir(), 'sable-mem-')), false);
+  }
+
+  /** Inside a write transaction: records a sealed partition and the ids it holds. */
+  putSealed(uid: number, record: PartitionRecord, ids: Float64Array): void {
+    this.parts.put([uid, record.pid], record);
+    this.partIds.put([uid, record.pid], new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength));
+  }
+
+  /** Inside a write transaction: forgets a partition's record and id list. */
+  removePartition(uid: number, pid: number): void {
+    this.parts.remove([uid, pid]);
+    this.partIds.remove([uid, pid]);
+  }
+
+  /** The ids a sealed partition holds. */
+  sealedIds(uid: number, record: PartitionRecord): Float64Array {
+    const bytes = this.partIds.get([uid, record.pid]) ?? record.ids;
+    return bytes ? bytesToFloat64(bytes) : new Float64Array(0);
   }
 
   snapshotPath(file: string): string {
@@ -119,10 +141,6 @@ export function bytesToFloat32(b: Uint8Array): Float32Array {
   const out = new Float32Array(b.byteLength / 4);
   new Uint8Array(out.buffer).set(b);
   return out;
-}
-
-export function float64Bytes(ids: Float64Array): Uint8Array {
-  return new Uint8Array(ids.buffer.slice(ids.byteOffset, ids.byteOffset + ids.byteLength));
 }
 
 export function bytesToFloat64(b: Uint8Array): Float64Array {

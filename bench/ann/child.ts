@@ -25,6 +25,9 @@ function gc(): void {
   }
 }
 
+/** Idle time before the settled memory figure: V8's memory reducer acts after a few seconds. */
+const SETTLE_MS = 6000;
+
 function rss(): number {
   gc();
   return process.memoryUsage.rss();
@@ -63,7 +66,10 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
   await adapter.build(data);
   run.buildSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
   run.rssBytes = rss() - rss0;
-  say(`built in ${run.buildSeconds.toFixed(1)} s, RSS +${(run.rssBytes / 2 ** 20).toFixed(0)} MB`);
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  run.rssSettledBytes = rss() - rss0;
+  const mb = (b: number) => (b / 2 ** 20).toFixed(0);
+  say(`built in ${run.buildSeconds.toFixed(1)} s, RSS +${mb(run.rssBytes)} MB, settled +${mb(run.rssSettledBytes)} MB`);
   await adapter.afterBuild?.();
   const self = await adapter.selfSize();
   run.selfBytes = self.bytes;
@@ -184,6 +190,8 @@ async function runFaiss(data: LoadedSet, gt: GroundTruth, exact: ExactDistance):
   run.buildSeconds = Number(build.seconds);
   run.buildThreads = Number(build.threads);
   run.rssBytes = Number(build.rss_delta);
+  // A C++ process has no collector that hands memory back later: settled is the same figure.
+  run.rssSettledBytes = run.rssBytes;
   run.selfBytes = Number(build.size);
   run.selfKind = 'write_index size';
   run.isa = `compile options: ${String(build.options).trim() || 'none'}`;

@@ -155,13 +155,15 @@ export function renderMarkdown(report: RunReport): string {
     out.push('');
     out.push(
       'Build time includes adding the vectors (sable: upserts with the metadata column, then flush). ' +
-        'RSS Δ: growth of the process resident set over the build, after GC (FAISS: of the harness process). ' +
+        'RSS Δ: growth of the process resident set over the build, after GC (FAISS: of the harness process); ' +
+        'settled: the same after 6 s idle, once V8 has handed back the young generation the writes grew ' +
+        '(the same wait for every library; FAISS: unchanged). ' +
         'Own size: the library\'s own figure (kind given).',
     );
     out.push('');
     out.push(
       table(
-        ['library', 'version', 'build', 'build s', 'threads', 'RSS Δ MB', 'own size MB', 'own size is', 'notes'],
+        ['library', 'version', 'build', 'build s', 'threads', 'RSS Δ MB', 'settled MB', 'own size MB', 'own size is', 'notes'],
         runs.map((r) => [
           r.lib,
           r.version || '–',
@@ -169,11 +171,12 @@ export function renderMarkdown(report: RunReport): string {
           r.error ? '–' : r.buildSeconds.toFixed(1),
           r.error ? '–' : r.buildThreads === 0 ? 'engine' : String(r.buildThreads),
           fmtMB(r.rssBytes),
+          fmtMB(r.rssSettledBytes),
           fmtMB(r.selfBytes),
           r.selfKind || '–',
           r.error ? `**error:** ${r.error}` : r.notes.join('; '),
         ]),
-        ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
+        ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l'],
       ),
     );
     out.push('');

@@ -36,6 +36,9 @@ export interface LibRun {
   buildThreads: number;
   /** Resident-set growth over the build (after GC), bytes. */
   rssBytes: number | null;
+  /** The same growth once the process has sat idle for a few seconds (V8 hands back the young
+   * generation a write burst grew; native heaps keep what they hold), bytes. */
+  rssSettledBytes: number | null;
   /** The library's own size figure, bytes, and what it is. */
   selfBytes: number | null;
   selfKind: string;
@@ -58,6 +61,7 @@ export function emptyLibRun(task: Pick<ChildTask, 'lib' | 'set' | 'n'>, n = task
     buildSeconds: 0,
     buildThreads: 0,
     rssBytes: null,
+    rssSettledBytes: null,
     selfBytes: null,
     selfKind: '',
     points: [],

@@ -22,13 +22,18 @@ const char* index_status_name(IndexStatus s) {
 void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
   std::unique_lock lock(mu_);
   if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
-  size_t before = ids_.size();
-  for (size_t i = 0; i < n; ++i)
-    if (row_of_.count(ids[i])) throw Error("invalid_argument", "id " + std::to_string(ids[i]) + " is already live in this segment");
+  const size_t before = ids_.size();
+  ids_.insert(ids_.end(), ids, ids + n);
+  for (size_t i = 0; i < n; ++i) {
+    if (row_of_.contains(ids[i], ids_)) {
+      for (size_t j = 0; j < i; ++j) row_of_.erase(ids[j], ids_);
+      ids_.resize(before);
+      throw Error("invalid_argument", "id " + std::to_string(ids[i]) + " is already live in this segment");
+    }
+    row_of_.insert(ids[i], uint32_t(before + i), ids_);
+  }
   columns_.append(columns, before, n);
   store_.append(vectors, n);
-  ids_.insert(ids_.end(), ids, ids + n);
-  for (size_t i = 0; i < n; ++i) row_of_[ids[i]] = uint32_t(before + i);
   tombstones_.resize(before + n, false);
   live_.resize(before + n, true);
 }
@@ -37,11 +42,10 @@ size_t Segment::remove(const int64_t* ids, size_t n) {
   std::unique_lock lock(mu_);
   size_t removed = 0;
   for (size_t i = 0; i < n; ++i) {
-    auto it = row_of_.find(ids[i]);
-    if (it == row_of_.end()) continue;
-    tombstones_.set(it->second);
-    live_.reset(it->second);
-    row_of_.erase(it);
+    const uint32_t row = row_of_.erase(ids[i], ids_);
+    if (row == IdTable::kAbsent) continue;
+    tombstones_.set(row);
+    live_.reset(row);
     ++tombstone_count_;
     ++removed;
   }
@@ -51,7 +55,7 @@ size_t Segment::remove(const int64_t* ids, size_t n) {
 std::vector<uint8_t> Segment::contains(const int64_t* ids, size_t n) const {
   std::shared_lock lock(mu_);
   std::vector<uint8_t> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = row_of_.count(ids[i]) ? 1 : 0;
+  for (size_t i = 0; i < n; ++i) out[i] = row_of_.contains(ids[i], ids_) ? 1 : 0;
   return out;
 }
 
@@ -61,8 +65,8 @@ std::vector<uint8_t> Segment::match(const int64_t* ids, size_t n, const std::vec
   Bitset pass;
   if (!preds.empty()) pass = columns_.evaluate(preds, ids_.size());
   for (size_t i = 0; i < n; ++i) {
-    auto it = row_of_.find(ids[i]);
-    if (it != row_of_.end() && (preds.empty() || pass.test(it->second))) out[i] = 1;
+    const uint32_t row = row_of_.find(ids[i], ids_);
+    if (row != IdTable::kAbsent && (preds.empty() || pass.test(row))) out[i] = 1;
   }
   return out;
 }
@@ -73,8 +77,8 @@ std::vector<float> Segment::score(const int64_t* ids, size_t n, const float* que
   store_.prepare_query(query, prepared.data());
   std::vector<float> out(n, std::numeric_limits<float>::quiet_NaN());
   for (size_t i = 0; i < n; ++i) {
-    auto it = row_of_.find(ids[i]);
-    if (it != row_of_.end()) out[i] = score_from_distance(store_.metric(), store_.distance(prepared.data(), it->second));
+    const uint32_t row = row_of_.find(ids[i], ids_);
+    if (row != IdTable::kAbsent) out[i] = score_from_distance(store_.metric(), store_.distance(prepared.data(), row));
   }
   return out;
 }
@@ -212,7 +216,7 @@ SegmentStats Segment::stats() const {
   s.index_type = index_type_;
   s.index_status = index_status_;
   s.progress = progress_;
-  s.memory_bytes = store_.memory_bytes() + ids_.capacity() * 8 + row_of_.size() * 24 + columns_.memory_bytes() +
+  s.memory_bytes = store_.memory_bytes() + ids_.capacity() * 8 + row_of_.memory_bytes() + columns_.memory_bytes() +
                    tombstones_.words().capacity() * 16 + (index_ ? index_->memory_bytes() : 0);
   if (index_) {
     s.nlist = index_->nlist();
@@ -259,11 +263,11 @@ void Segment::append_live_rows_of(const Segment& src) {
   size_t added = 0;
   std::vector<float> row(store_.dim());
   for (size_t r = 0; r < src.ids_.size(); ++r) {
-    if (src.tombstones_.test(r) || row_of_.count(src.ids_[r])) continue;
+    if (src.tombstones_.test(r) || row_of_.contains(src.ids_[r], ids_)) continue;
     src.store_.read_row(uint32_t(r), row.data());
     store_.append(row.data(), 1);
-    row_of_[src.ids_[r]] = uint32_t(ids_.size());
     ids_.push_back(src.ids_[r]);
+    row_of_.insert(src.ids_[r], uint32_t(ids_.size() - 1), ids_);
     for (auto& [name, col] : columns_.all()) {
       auto it = src.columns_.all().find(name);
       if (it == src.columns_.all().end()) col.append_nulls(1);
@@ -315,8 +319,10 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
     seg->store_.assign(std::move(data));
   }
   seg->columns_.load(r, rows);
-  for (size_t i = 0; i < rows; ++i) seg->row_of_[seg->ids_[i]] = uint32_t(i);
-  if (seg->row_of_.size() != rows) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
+  for (size_t i = 0; i < rows; ++i) {
+    if (seg->row_of_.contains(seg->ids_[i], seg->ids_)) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
+    seg->row_of_.insert(seg->ids_[i], uint32_t(i), seg->ids_);
+  }
   seg->tombstones_.resize(rows, false);
   seg->live_.resize(rows, true);
   seg->sealed_ = true;

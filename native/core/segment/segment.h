@@ -8,12 +8,12 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "../columns/column.h"
 #include "../index/index.h"
 #include "../vector_store.h"
+#include "id_table.h"
 
 namespace sable {
 
@@ -87,7 +87,7 @@ class Segment {
   mutable std::shared_mutex mu_;
   VectorStore store_;
   std::vector<int64_t> ids_;
-  std::unordered_map<int64_t, uint32_t> row_of_;
+  IdTable row_of_;
   Bitset tombstones_;
   Bitset live_;  // complement of tombstones_, kept so an unfiltered search needs no copy
   size_t tombstone_count_ = 0;
