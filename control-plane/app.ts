@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../engine/index.js';
-import { SearchPool } from '../workers/index.js';
+import { ParquetPool, SearchPool } from '../workers/index.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { DatasetService } from './domain/datasets.js';
@@ -22,6 +22,15 @@ import { loadMasterKey } from './secrets/master-key.js';
 import { SecretStore } from './secrets/store.js';
 import { Embedder } from './embeddings/embedder.js';
 import { ControlStore } from './store.js';
+import { ParquetLoader } from './jobs/file-loader.js';
+import { JobRunner } from './jobs/runner.js';
+import { JobStore } from './jobs/store.js';
+import { jobRoutes } from './routes/jobs.js';
+import { uploadRoutes } from './routes/uploads.js';
+import { LocalObjectStore } from './uploads/local-store.js';
+import type { ObjectStore } from './uploads/object-store.js';
+import { S3ObjectStore } from './uploads/s3-store.js';
+import { UploadSigner } from './uploads/signer.js';
 
 export interface Service {
   url: string;
@@ -44,6 +53,11 @@ export async function startService(config: Config): Promise<Service> {
   const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
   const datasets = new DatasetService(store, engine, { managedEmbeddings: embedder.managedConfigured, provisionDelayMs: config.provisionDelayMs });
   datasets.resume();
+  const jobs = new JobStore(store);
+  const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
+  const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
+  const parquet = new ParquetPool();
+  const runner = new JobRunner(jobs, objects, datasets, new ParquetLoader(parquet));
 
   const router = new Router((req) => {
     const key = req.headers['x-api-key'];
@@ -56,6 +70,8 @@ export async function startService(config: Config): Promise<Service> {
     ...datasetRoutes(datasets),
     ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref)), embedder),
     ...secretRoutes(secrets),
+    ...uploadRoutes({ datasets, jobs, runner, objects, signer, publicUrl: config.publicUrl }),
+    ...jobRoutes(jobs, runner),
   );
   server = createHttpServer(
     async (req) => {
@@ -65,9 +81,10 @@ export async function startService(config: Config): Promise<Service> {
       if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms`);
       return response;
     },
-    { maxBodyBytes: config.maxBodyBytes, adapter: config.httpAdapter },
+    { maxBodyBytes: config.maxBodyBytes, adapter: config.httpAdapter, streams: (method, path) => router.streams(method, path) },
   );
   const port = await server.listen(config.host, config.port);
+  await runner.resume();
   return {
     url: `http://${config.host}:${port}`,
     port,
@@ -75,6 +92,8 @@ export async function startService(config: Config): Promise<Service> {
     createdAdminKey,
     async close() {
       await server!.close();
+      await runner.close();
+      await parquet.close();
       await pool.close();
       await embedder.close();
       await engine.close();

@@ -13,6 +13,17 @@ export interface RerankSettings {
   timeoutMs: number;
 }
 
+/** S3-compatible object storage for uploaded files (else a directory in the data directory). */
+export interface S3Settings {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Key prefix inside the bucket. */
+  prefix: string;
+}
+
 export interface Config {
   host: string;
   port: number;
@@ -29,6 +40,9 @@ export interface Config {
   embeddings: EmbeddingSettings;
   /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
   provisionDelayMs: number;
+  /** How callers reach the service, for the upload URLs it signs (default: the request's Host). */
+  publicUrl?: string;
+  s3?: S3Settings;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
 }
@@ -73,7 +87,20 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     },
     provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
     masterKey: env.SABLE_MASTER_KEY,
+    publicUrl: pick('public-url', 'SABLE_PUBLIC_URL')?.replace(/\/+$/, ''),
+    s3: s3Settings(pick('s3-endpoint', 'SABLE_S3_ENDPOINT'), pick('s3-bucket', 'SABLE_S3_BUCKET'), pick('s3-region', 'SABLE_S3_REGION'), pick('s3-prefix', 'SABLE_S3_PREFIX'), env),
   };
+}
+
+/** Object storage is on when an endpoint is set; its keys come from the environment only. */
+function s3Settings(endpoint: string | undefined, bucket: string | undefined, region: string | undefined, prefix: string | undefined, env: Record<string, string | undefined>): S3Settings | undefined {
+  if (!endpoint) return undefined;
+  if (!/^https?:\/\//.test(endpoint)) throw new ConfigError(`the S3 endpoint must be an http(s) URL (got '${endpoint}')`);
+  const accessKeyId = env.SABLE_S3_ACCESS_KEY_ID ?? env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.SABLE_S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY;
+  if (!bucket) throw new ConfigError('SABLE_S3_BUCKET is required with SABLE_S3_ENDPOINT');
+  if (!accessKeyId || !secretAccessKey) throw new ConfigError('SABLE_S3_ACCESS_KEY_ID and SABLE_S3_SECRET_ACCESS_KEY are required with SABLE_S3_ENDPOINT');
+  return { endpoint: endpoint.replace(/\/+$/, ''), bucket, region: region ?? 'us-east-1', accessKeyId, secretAccessKey, prefix: (prefix ?? '').replace(/^\/+|\/+$/g, '') };
 }
 
 /** `--name value` and `--name=value` pairs; bare words are positionals. */

@@ -103,9 +103,9 @@ export class Dataset {
   // ---------------------------------------------------------------- writes
 
   /** Inserts or replaces vectors; resolves once they are durable and searchable. */
-  async upsert(ids: number[], vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
+  async upsert(ids: number[] | Float64Array, vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
     this.checkOpen();
-    if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
+    if (!Array.isArray(ids) && !(ids instanceof Float64Array)) throw invalid('ids must be an array of integers');
     if (!(vectors instanceof Float32Array)) throw invalid('vectors must be a Float32Array');
     if (vectors.length !== ids.length * this.dim) {
       throw invalid(`vectors hold ${vectors.length} values; ${ids.length} ids of dimension ${this.dim} need ${ids.length * this.dim}`);
@@ -150,7 +150,7 @@ export class Dataset {
     await this.settle();
   }
 
-  private async upsertLocked(ids: number[], vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
+  private async upsertLocked(ids: number[] | Float64Array, vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
     // The last occurrence of an id in one call wins, as successive calls would.
     const last = new Map<number, number>();
     ids.forEach((id, i) => last.set(id, i));

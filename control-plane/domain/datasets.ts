@@ -4,7 +4,7 @@
  * dataset answers 503 `dataset_not_ready`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Dataset, Engine } from '../../engine/index.js';
+import type { Dataset, Engine, Metadata } from '../../engine/index.js';
 import { ApiError } from '../errors.js';
 import type { ControlStore } from '../store.js';
 import type { DatasetRecord, SchemaEntry } from './dataset-record.js';
@@ -155,6 +155,21 @@ export class DatasetService {
     });
     await ds.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
     return next.schema;
+  }
+
+  /**
+   * Upserts a batch of integer-id vectors (bulk loads): an id that a string used to map to is
+   * an integer id now, so its string is forgotten, and the metadata feeds schema inference.
+   */
+  async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void> {
+    await this.engineOf(r).upsert(ids, vectors, metadata);
+    const range = { start: [r.id], end: [r.id, Number.MAX_SAFE_INTEGER + 1] };
+    if (this.store.externalIds.getKeysCount({ ...range, limit: 1 }) > 0) {
+      await this.store.write(() => {
+        for (const id of ids) this.store.externalIds.remove([r.id, id]);
+      });
+    }
+    if (metadata) await this.observeMetadata(this.get(r.org_id, r.id), metadata);
   }
 
   /** Records observed metadata; promotes fields whose values agree on a type (schema_version++). */

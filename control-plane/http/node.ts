@@ -11,6 +11,26 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
       res.writeHead(out.status, out.headers);
       res.end(out.status === 204 ? undefined : out.body);
     };
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = (req.method ?? 'GET').toUpperCase();
+    const headersOf = () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      return headers;
+    };
+    if (opts.streams?.(method, url.pathname)) {
+      const sendStreamed = (out: Response) => {
+        // Answered before the whole body arrived (a refused upload): close rather than drain it.
+        if (!req.complete) res.setHeader('connection', 'close');
+        send(out);
+        if (!req.complete) res.once('finish', () => req.destroy());
+      };
+      handler({ method, path: url.pathname, query: url.searchParams, headers: headersOf(), body: Buffer.alloc(0), stream: req, startedAt }).then(
+        sendStreamed,
+        () => sendStreamed({ status: 500, body: '{"error":"internal","message":"internal error"}' }),
+      );
+      return;
+    }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > opts.maxBodyBytes) {
       res.setHeader('connection', 'close');
@@ -35,14 +55,11 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
     });
     req.on('end', () => {
       if (over) return;
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       handler({
-        method: (req.method ?? 'GET').toUpperCase(),
+        method,
         path: url.pathname,
         query: url.searchParams,
-        headers,
+        headers: headersOf(),
         body: Buffer.concat(chunks),
         startedAt,
       }).then(send, () => send({ status: 500, body: '{"error":"internal","message":"internal error"}' }));

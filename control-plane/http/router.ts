@@ -42,6 +42,8 @@ export interface Route {
   accepts?: string[];
   /** Takes and answers application/msgpack too. */
   msgpack?: boolean;
+  /** Reads its body from `req.stream` (uploads): the adapter does not buffer it. */
+  stream?: boolean;
   handler: (ctx: Context) => Promise<Response>;
 }
 
@@ -66,6 +68,12 @@ export class Router {
 
   all(): readonly Route[] {
     return this.routes;
+  }
+
+  /** Whether the route of this request reads its body as a stream. */
+  streams(method: string, path: string): boolean {
+    const m = this.match(method, path);
+    return m !== undefined && 'route' in m && m.route.stream === true;
   }
 
   /** The pattern a request matched (for metrics), or undefined. */
@@ -99,7 +107,7 @@ export class Router {
         if (route.auth === 'admin' && found.role !== 'admin') throw new ApiError('insufficient_role', 'this operation needs an admin key');
         caller = found;
       }
-      const body = route.body || route.accepts ? parseBody(req, route) : undefined;
+      const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route) : undefined;
       const msgpack = route.msgpack === true && (contentType(req) === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
       if (route.validate && !Buffer.isBuffer(body) && !route.validate(body)) {
         const err = route.validate.errors?.[0];

@@ -1,4 +1,6 @@
 /** The HTTP shapes every adapter speaks; routes never see uWebSockets.js or node:http. */
+import type { Readable } from 'node:stream';
+
 export interface Request {
   method: string; // upper case
   path: string;
@@ -6,6 +8,8 @@ export interface Request {
   /** Lower-case names. */
   headers: Record<string, string>;
   body: Buffer;
+  /** The body as a stream with backpressure, on routes that stream it (then `body` is empty). */
+  stream?: Readable;
   /** Microsecond clock at arrival, for metrics. */
   startedAt: bigint;
 }
@@ -27,7 +31,10 @@ export interface HttpServer {
 }
 
 export interface ServerOptions {
+  /** Largest buffered body; streamed bodies are limited by their route. */
   maxBodyBytes: number;
+  /** Whether the route of a request reads its body as a stream (uploads of up to gigabytes). */
+  streams?: (method: string, path: string) => boolean;
 }
 
 /** What an adapter answers when the body is over the limit: the route never runs. */

@@ -5,6 +5,7 @@
  * large responses with tryEnd / onWritable.
  */
 import { createRequire } from 'node:module';
+import { Readable } from 'node:stream';
 import { tooLarge, STATUS_TEXT, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -24,9 +25,10 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
   let listenSocket: import('uWebSockets.js').us_listen_socket | null = null;
 
   app.any('/*', (res, req) => {
-    const state = { aborted: false };
+    const state: State = { aborted: false };
     res.onAborted(() => {
       state.aborted = true;
+      state.stream?.destroy(new Error('the client went away during the upload'));
     });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
@@ -41,6 +43,11 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
       startedAt: process.hrtime.bigint(),
     };
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+    if (opts.streams?.(request.method, request.path)) {
+      request.stream = state.stream = bodyStream(res, state, !declared && headers['transfer-encoding'] === undefined);
+      dispatch(res, state, handler, request);
+      return;
+    }
     if (declared !== undefined && declared > opts.maxBodyBytes) {
       respond(res, state, tooLarge(opts.maxBodyBytes), true);
       return;
@@ -84,16 +91,61 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
   };
 }
 
-function dispatch(res: UwsResponse, state: { aborted: boolean; done?: boolean }, handler: Handler, req: Request): void {
+interface State {
+  aborted: boolean;
+  done?: boolean;
+  /** The body stream of a streamed route, until it ends. */
+  stream?: Readable;
+}
+
+/** The request body as a Readable: uWS pauses the socket while the reader is behind. */
+function bodyStream(res: UwsResponse, state: State, empty: boolean): Readable {
+  let paused = false;
+  const stream = new Readable({
+    highWaterMark: 1 << 20,
+    read() {
+      if (paused && !state.aborted && !state.done) {
+        paused = false;
+        res.resume();
+      }
+    },
+  });
+  if (empty) {
+    stream.push(null);
+    return stream;
+  }
+  res.onData((chunk, isLast) => {
+    if (state.aborted || stream.destroyed) return;
+    // The chunk's memory is reused by uWS once this callback returns: copy it.
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !isLast && !paused && !state.done) {
+      paused = true;
+      res.pause();
+    }
+    if (isLast) {
+      stream.push(null);
+      state.stream = undefined;
+    }
+  });
+  return stream;
+}
+
+function dispatch(res: UwsResponse, state: State, handler: Handler, req: Request): void {
   handler(req).then(
     (out) => respond(res, state, out, false),
     () => respond(res, state, { status: 500, body: '{"error":"internal","message":"internal error"}' }, false),
   );
 }
 
-function respond(res: UwsResponse, state: { aborted: boolean; done?: boolean }, out: Response, closeAfter: boolean): void {
+function respond(res: UwsResponse, state: State, out: Response, closeAfter: boolean): void {
   if (state.aborted || state.done) return;
   state.done = true;
+  // An answer before the whole streamed body arrived (a refused upload): drop the connection
+  // rather than read the rest.
+  if (state.stream) {
+    closeAfter = true;
+    state.stream.destroy();
+    state.stream = undefined;
+  }
   const body = out.body === undefined ? Buffer.alloc(0) : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
   const ab = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   res.cork(() => {

@@ -55,6 +55,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
           vector_count: s.vector_count,
           deleted_count: s.deleted_count,
           storage_bytes: s.storage_bytes,
+          memory_bytes: s.memory_bytes,
           index_type: s.index_type,
           index_status: s.index_status,
           partitions: s.partitions,

@@ -1,4 +1,5 @@
 #include "env.h"
+#include "../core/memory.h"
 
 namespace sable::binding {
 
@@ -52,6 +53,7 @@ std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* nam
 namespace {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  sable::fix_mmap_threshold();
   auto* data = new sable::binding::EnvData();
   env.SetInstanceData(data);
   exports.Set("setErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {

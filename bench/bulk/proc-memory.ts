@@ -1,0 +1,12 @@
+// Resident memory of a process from /proc (Linux): now (VmRSS) and its peak so far (VmHWM).
+import { readFileSync } from 'node:fs';
+
+export function memoryOf(pid: number | 'self' = 'self'): { rss: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  } catch {
+    return { rss: 0, peak: 0 };
+  }
+}

@@ -1,0 +1,191 @@
+// `npm run bench:bulk [-- --rows=N --dim=D]`: the bulk Parquet path end to end. Generates a file
+// of N x D float32 vectors with an id and two metadata columns (streamed, a row group at a time;
+// cached), measures the decode ceiling (parquet-wasm alone, in its own process), then starts
+// `sable serve` on a fresh data directory, uploads the file through the presigned URL, and times
+// upload/complete -> job completed. Peak RSS of the service comes from /proc (VmHWM).
+// Writes bench/results/bulk.md and bulk.json.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { paths, repoRoot } from '../ann/paths.js';
+import { Rng } from '../ann/rng.js';
+import { writeParquetStream } from './parquet-writer.js';
+import { memoryOf } from './proc-memory.js';
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? 'true']));
+const ROWS = Number(args.rows ?? 1_000_000);
+const DIM = Number(args.dim ?? 768);
+const GROUP = Number(args.group ?? 5000);
+const PARQUET = 'application/vnd.apache.parquet';
+const MB = 2 ** 20;
+const say = (m: string) => process.stderr.write(`[bulk] ${m}\n`);
+
+async function generate(file: string): Promise<void> {
+  if (existsSync(file)) {
+    say(`reusing ${file}`);
+    return;
+  }
+  say(`writing ${ROWS} x ${DIM} to ${file}`);
+  const rng = new Rng(20261122);
+  const centres = Float32Array.from({ length: 64 * DIM }, () => rng.gauss());
+  const categories = Array.from({ length: 16 }, (_, i) => `category-${i}`);
+  let next = 0;
+  const t0 = Date.now();
+  await writeParquetStream(file, () => {
+    if (next >= ROWS) return null;
+    const n = Math.min(GROUP, ROWS - next);
+    const ids = new BigInt64Array(n);
+    const vectors = new Float32Array(n * DIM);
+    const score = new Float64Array(n);
+    const category: string[] = new Array(n);
+    for (let r = 0; r < n; r++) {
+      const id = next + r;
+      ids[r] = BigInt(id);
+      const c = rng.int(64);
+      for (let j = 0; j < DIM; j++) vectors[r * DIM + j] = centres[c * DIM + j] + 0.5 * rng.gauss();
+      score[r] = rng.next();
+      category[r] = categories[id % 16];
+    }
+    next += n;
+    if (next % 100_000 === 0) say(`  ${next} rows, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    return { ids, vectors, dim: DIM, metadata: { category, score } };
+  }, { rowGroupRows: GROUP });
+}
+
+function decodeCeiling(file: string): { rows: number; seconds: number; peakRssBytes: number } {
+  const out = execFileSync(process.execPath, [join(repoRoot, 'dist', 'bench', 'bulk', 'decode.js'), file], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').at(-1)!);
+}
+
+async function startService(dataDir: string): Promise<{ child: ChildProcess; url: string; key: string }> {
+  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'control-plane', 'cli.js'), 'serve', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      seen += String(c);
+      const m = /sable listening on (\S+)/.exec(seen);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`sable serve exited with ${code}`)));
+  });
+  child.stdout!.resume();
+  return { child, url, key: readFileSync(join(dataDir, 'admin.key'), 'utf8').trim() };
+}
+
+async function main() {
+  const dataDir0 = join(paths.cache, 'bulk');
+  mkdirSync(dataDir0, { recursive: true });
+  const file = join(dataDir0, `vectors-${ROWS}x${DIM}.parquet`);
+  await generate(file);
+  const bytes = statSync(file).size;
+  say(`file ${(bytes / MB).toFixed(0)} MB; decode ceiling (parquet-wasm alone)...`);
+  const ceiling = decodeCeiling(file);
+  say(`decode: ${ceiling.rows} rows in ${ceiling.seconds.toFixed(1)} s = ${(ceiling.rows / ceiling.seconds).toFixed(0)} rows/s, peak RSS ${(ceiling.peakRssBytes / MB).toFixed(0)} MB`);
+
+  const dataDir = mkdtempSync(join(paths.cache, 'bulk', 'service-'));
+  const load0 = loadavg()[0];
+  const svc = await startService(dataDir);
+  const pid = svc.child.pid!;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(svc.url + path, { method, headers: { 'x-api-key': svc.key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await res.json()) as Record<string, any>;
+  };
+  try {
+    const ds = await call('POST', '/datasets', { name: 'bulk', dim: DIM, metric: 'cosine' });
+    await call('POST', `/datasets/${ds.id}/ensure-engine`, {});
+    const rssIdle = memoryOf(pid).rss;
+    const init = await call('POST', `/v1/datasets/${ds.id}/upload/init`, { files: [{ name: 'vectors.parquet', size_bytes: bytes, content_type: PARQUET }] });
+    const upload = init.uploads[0];
+    const tUp = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const req = request(upload.upload_url, { method: 'PUT', headers: { 'content-type': PARQUET, 'content-length': String(bytes) } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      createReadStream(file).pipe(req);
+    });
+    const uploadSeconds = (Date.now() - tUp) / 1000;
+    const rssAfterUpload = memoryOf(pid);
+    say(`uploaded in ${uploadSeconds.toFixed(1)} s; service RSS ${(rssAfterUpload.rss / MB).toFixed(0)} MB (peak ${(rssAfterUpload.peak / MB).toFixed(0)})`);
+
+    const t0 = Date.now();
+    await call('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: [upload.file_id] });
+    let job: Record<string, any>;
+    let peakDuringLoad = 0;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 500));
+      peakDuringLoad = Math.max(peakDuringLoad, memoryOf(pid).rss);
+      job = await call('GET', `/v1/jobs/${init.job_id}`);
+      if (job.status === 'completed' || job.status === 'failed') break;
+      if ((Date.now() - t0) % 10_000 < 500) say(`  ${job.progress_percentage}% ${job.current_step ?? ''}, RSS ${(memoryOf(pid).rss / MB).toFixed(0)} MB`);
+    }
+    const loadSeconds = (Date.now() - t0) / 1000;
+    if (job.status !== 'completed') throw new Error(`the job failed: ${JSON.stringify(job.error_details)}`);
+    say(`loaded ${job.vectors_inserted} vectors in ${loadSeconds.toFixed(1)} s = ${(job.vectors_inserted / loadSeconds).toFixed(0)} vectors/s`);
+    // Searches answer during and after the load; the index builds finish in the background.
+    for (;;) {
+      const idx = await call('GET', `/datasets/${ds.id}/index`);
+      peakDuringLoad = Math.max(peakDuringLoad, memoryOf(pid).rss);
+      if (idx.status === 'ready') break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const indexSeconds = (Date.now() - t0) / 1000;
+    const stats = await call('GET', `/datasets/${ds.id}/stats`);
+    const mem = memoryOf(pid);
+    const result = {
+      commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim(),
+      date: new Date().toISOString(),
+      cpus: cpus().length,
+      loadBefore: load0,
+      loadAfter: loadavg()[0],
+      rows: ROWS,
+      dim: DIM,
+      rowGroupRows: GROUP,
+      fileBytes: bytes,
+      decode: { ...ceiling, rowsPerSecond: ceiling.rows / ceiling.seconds },
+      uploadSeconds,
+      load: { seconds: loadSeconds, vectorsPerSecond: job.vectors_inserted / loadSeconds, vectors: job.vectors_inserted },
+      indexReadySeconds: indexSeconds,
+      partitions: stats.partitions,
+      indexMemoryBytes: stats.memory_bytes,
+      rssIdleBytes: rssIdle,
+      peakRssBytes: mem.peak,
+      finalRssBytes: mem.rss,
+    };
+    const ratio = result.load.vectorsPerSecond / result.decode.rowsPerSecond;
+    const budget = result.indexMemoryBytes + 1024 * MB;
+    const md = [
+      '# bench:bulk',
+      '',
+      `\`npm run bench:bulk -- --rows=${ROWS}\` at commit ${result.commit}, ${result.date}; ${result.cpus} cores, load average ${load0.toFixed(2)} before, ${result.loadAfter.toFixed(2)} after.`,
+      `File: ${ROWS.toLocaleString('en')} x ${DIM} float32 (fixed-size list), int64 id, a string and a float64 column, row groups of ${GROUP} rows, snappy: ${(bytes / MB).toFixed(0)} MB.`,
+      'The service runs as `sable serve` on a fresh data directory (durable LMDB); the file goes up through the presigned URL.',
+      '',
+      '| measure | value |',
+      '|---|---|',
+      `| decode ceiling (parquet-wasm alone, row group at a time) | ${result.decode.rowsPerSecond.toFixed(0)} rows/s (${(bytes / MB / ceiling.seconds).toFixed(0)} MB/s), peak RSS ${(ceiling.peakRssBytes / MB).toFixed(0)} MB |`,
+      `| upload (PUT to the presigned URL) | ${uploadSeconds.toFixed(1)} s (${(bytes / MB / uploadSeconds).toFixed(0)} MB/s) |`,
+      `| load: upload/complete -> job completed | ${loadSeconds.toFixed(1)} s = **${result.load.vectorsPerSecond.toFixed(0)} vectors/s** |`,
+      `| load / decode ceiling | **${(ratio * 100).toFixed(0)}%** (target >= 50%) |`,
+      `| until every partition's index is built | ${indexSeconds.toFixed(1)} s (${stats.partitions} partitions) |`,
+      `| dataset index memory (stats memory_bytes) | ${(result.indexMemoryBytes / MB).toFixed(0)} MB |`,
+      `| service peak RSS (VmHWM, whole run) | **${(mem.peak / MB).toFixed(0)} MB** (budget: index + 1 GiB = ${(budget / MB).toFixed(0)} MB; ${mem.peak <= budget ? 'within' : 'OVER'}) |`,
+      `| service RSS idle before the upload / at the end | ${(rssIdle / MB).toFixed(0)} MB / ${(mem.rss / MB).toFixed(0)} MB |`,
+      '',
+    ].join('\n');
+    mkdirSync(paths.results, { recursive: true });
+    const name = args.out ?? 'bulk';
+    writeFileSync(join(paths.results, `${name}.md`), md);
+    writeFileSync(join(paths.results, `${name}.json`), JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(md);
+  } finally {
+    svc.child.kill('SIGTERM');
+    await new Promise((r) => svc.child.once('exit', r));
+    if (!args.keep) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

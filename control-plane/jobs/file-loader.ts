@@ -1,0 +1,100 @@
+/**
+ * Loads one Parquet file of vectors into a dataset, a row group at a time: the Parquet pool's
+ * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
+ * groups whatever the file's size. Ids must be unique across the job's files.
+ */
+import type { Metadata } from '../../engine/index.js';
+import type { GroupData, LoadProblem, MetadataColumn, ParquetPool } from '../../workers/index.js';
+import type { IdSet } from './id-set.js';
+
+export class FileLoadError extends Error {
+  constructor(readonly type: string, message: string, readonly inserted = 0) {
+    super(message);
+  }
+}
+
+/** The service is stopping: the job stays running and resumes on the next start. */
+export class Interrupted extends Error {
+  constructor() {
+    super('the service is stopping');
+  }
+}
+
+export interface LoadRequest {
+  path: string;
+  dim: number;
+  validateOnly: boolean;
+  /** Several files in the job: row offsets cannot stand in for ids. */
+  idColumnRequired: boolean;
+  seen: IdSet;
+  upsert(ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void>;
+  shouldStop(): boolean;
+  onProgress(rowsDone: number, rowsTotal: number, inserted: number): Promise<void>;
+}
+
+export interface FileLoader {
+  load(req: LoadRequest): Promise<{ rows: number; inserted: number }>;
+}
+
+const isProblem = (x: object): x is LoadProblem => 'type' in x && 'message' in x;
+
+export class ParquetLoader implements FileLoader {
+  constructor(private readonly pool: ParquetPool) {}
+
+  async load(req: LoadRequest): Promise<{ rows: number; inserted: number }> {
+    let inserted = 0;
+    try {
+      const shape = await this.pool.inspect(req.path, req.dim, req.idColumnRequired);
+      if (isProblem(shape)) throw new FileLoadError(shape.type, shape.message);
+      const starts = shape.rowGroups.map((_, g) => shape.rowGroups.slice(0, g).reduce((s, n) => s + n, 0));
+      const read = (g: number) => this.pool.read(req.path, req.dim, shape, g, starts[g]);
+      let next = shape.rowGroups.length > 0 ? read(0) : null;
+      let rowsDone = 0;
+      for (let g = 0; g < shape.rowGroups.length; g++) {
+        const group = await next!;
+        next = g + 1 < shape.rowGroups.length ? read(g + 1) : null;
+        if (isProblem(group)) {
+          await next?.catch(() => {});
+          throw new FileLoadError(group.type, `${group.message}${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
+        }
+        for (let r = 0; r < group.rows; r++) {
+          if (!req.seen.add(group.ids[r])) {
+            await next?.catch(() => {});
+            throw new FileLoadError('duplicate_id', `id ${group.ids[r]} (row ${starts[g] + r}) appears more than once in this job${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
+          }
+        }
+        if (!req.validateOnly) {
+          await req.upsert(group.ids, group.vectors, metadataRows(group));
+          inserted += group.rows;
+        }
+        rowsDone += group.rows;
+        await req.onProgress(rowsDone, shape.rows, inserted);
+        if (req.shouldStop()) {
+          await next?.catch(() => {});
+          throw new Interrupted();
+        }
+      }
+      return { rows: rowsDone, inserted };
+    } finally {
+      await this.pool.release().catch(() => {});
+    }
+  }
+}
+
+/** The engine takes metadata as one object per row; built here from the columns, per group. */
+function metadataRows(group: GroupData): Metadata[] | undefined {
+  if (group.metadata.length === 0) return undefined;
+  const rows: Metadata[] = new Array(group.rows);
+  for (let r = 0; r < group.rows; r++) {
+    const m: Metadata = {};
+    for (const c of group.metadata) if (!c.valid || c.valid[r]) m[c.name] = valueAt(c, r);
+    rows[r] = m;
+  }
+  return rows;
+}
+
+function valueAt(c: MetadataColumn, r: number): string | number | boolean {
+  if (c.strings) return c.strings[r] as string;
+  if (c.kind === 'bool') return c.numbers![r] === 1;
+  return c.numbers![r];
+}

@@ -1,0 +1,266 @@
+/**
+ * Bulk upload of Parquet vectors (the contract's legacy-prefixed paths): presigned init, the
+ * local store's PUT target, complete, and the one-step multipart upload.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { DatasetService } from '../domain/datasets.js';
+import { ApiError } from '../errors.js';
+import type { Route } from '../http/router.js';
+import { json, type Request } from '../http/types.js';
+import type { JobRunner } from '../jobs/runner.js';
+import { newFile, newJob, type FileRecord } from '../jobs/records.js';
+import type { JobStore } from '../jobs/store.js';
+import * as S from '../schemas/uploads.js';
+import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../uploads/object-store.js';
+import type { UploadSigner } from '../uploads/signer.js';
+
+interface InitBody {
+  files: { name: string; size_bytes: number; content_type: string }[];
+  validate_only?: boolean;
+  idempotency_key?: string;
+}
+
+export interface UploadDeps {
+  datasets: DatasetService;
+  jobs: JobStore;
+  runner: JobRunner;
+  objects: ObjectStore;
+  /** Present when the local store signs its own URLs (no object storage configured). */
+  signer?: UploadSigner;
+  /** How callers reach the service, for the URLs it signs (else the request's Host). */
+  publicUrl?: string;
+}
+
+/** The media type of a Content-Type header, as compared with the one given at init. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0].trim().toLowerCase();
+}
+
+export function uploadRoutes(d: UploadDeps): Route[] {
+  const serviceUrl = (req: Request) => d.publicUrl ?? `http://${req.headers.host ?? '127.0.0.1'}`;
+  const storageKey = (datasetId: string, jobId: string, fileId: string) => `${datasetId}/${jobId}/${fileId}`;
+
+  const uploadsOf = (req: Request, jobId: string) => {
+    const expiresAt = Math.floor(Date.now() / 1000) + UPLOAD_URL_SECONDS;
+    return d.jobs.filesOf(jobId).map((f) => ({
+      file_id: f.uuid,
+      upload_url: d.objects.presignPut(
+        { key: f.file_path, contentType: f.content_type, sizeBytes: f.file_size_bytes, jobId, fileId: f.uuid, expiresAt },
+        serviceUrl(req),
+      ),
+      expires_in: UPLOAD_URL_SECONDS,
+    }));
+  };
+
+  const routes: Route[] = [
+    {
+      method: 'POST', path: '/datasets/:datasetId/upload/init', auth: 'key', summary: 'Start a Parquet upload: one presigned URL per file',
+      body: S.uploadInit,
+      description:
+        'Returns {job_id, uploads: [{file_id, upload_url, expires_in}]}. PUT each file to its upload_url with the ' +
+        'Content-Type given here and exactly size_bytes bytes, without the API key (403 otherwise or after expiry), ' +
+        'then call upload/complete. Limits: 5 GB per file, 1000 files per job. validate_only checks the files ' +
+        '(vector column, dimension, finite values, ids) without loading them. A repeated init with the same ' +
+        'idempotency_key returns the same job with fresh URLs.',
+      handler: async ({ req, caller, params, body }) => {
+        const r = d.datasets.get(caller.orgId, params.datasetId);
+        const b = body as InitBody;
+        if (b.idempotency_key) {
+          const existing = d.jobs.idempotency.get([caller.orgId, r.id, b.idempotency_key]);
+          if (existing && d.jobs.job(existing)) return json(200, { job_id: existing, uploads: uploadsOf(req, existing) });
+        }
+        const job = newJob({ orgId: caller.orgId, datasetId: r.id, validateOnly: b.validate_only ?? false, idempotencyKey: b.idempotency_key ?? null });
+        job.current_step = 'awaiting upload';
+        job.message = `waiting for ${b.files.length} file(s) and upload/complete`;
+        const files = b.files.map((f, position) => {
+          const id = randomUUID();
+          return newFile({ jobId: job.job_id, fileId: id, position, name: f.name, key: storageKey(r.id, job.job_id, id), size: f.size_bytes, contentType: f.content_type });
+        });
+        await d.jobs.write(() => {
+          d.jobs.jobs.put(job.job_id, job);
+          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
+          if (b.idempotency_key) d.jobs.idempotency.put([caller.orgId, r.id, b.idempotency_key], job.job_id);
+        });
+        return json(200, { job_id: job.job_id, uploads: uploadsOf(req, job.job_id) });
+      },
+    },
+    {
+      method: 'POST', path: '/datasets/:datasetId/upload/complete', auth: 'key', summary: 'Confirm uploaded files and start the load job',
+      body: S.uploadComplete,
+      description:
+        'Returns {confirmed}: the listed files whose bytes arrived with the declared size. A listed file without ' +
+        'its bytes fails (error_type upload_missing or size_mismatch); files not listed are skipped. Calling it ' +
+        'again answers the same count. Poll the job at /v1/jobs/{job_id}.',
+      handler: async ({ caller, params, body }) => {
+        const r = d.datasets.get(caller.orgId, params.datasetId);
+        const b = body as { job_id: string; file_ids: string[] };
+        const job = d.jobs.job(b.job_id);
+        if (!job || job.org_id !== caller.orgId || job.dataset_id !== r.id) throw new ApiError('job_not_found', `job ${b.job_id} was not found for dataset ${r.id}`);
+        const files = d.jobs.filesOf(job.job_id);
+        if (job.confirmed) return json(200, { confirmed: files.filter((f) => f.uploaded_at !== null && f.status !== 'skipped' && f.error_type === null).length });
+        const byId = new Map(files.map((f) => [f.uuid, f]));
+        const unknown = b.file_ids.filter((id) => !byId.has(id));
+        if (unknown.length > 0) throw new ApiError('invalid_request', `file_ids not in job ${job.job_id}: ${unknown.slice(0, 5).join(', ')}`);
+        const listed = new Set(b.file_ids);
+        let confirmed = 0;
+        const now = new Date().toISOString();
+        for (const f of files) {
+          if (!listed.has(f.uuid)) {
+            Object.assign(f, { status: 'skipped', status_reason: 'not listed in upload/complete', completed_at: now });
+            continue;
+          }
+          const size = await d.objects.size(f.file_path);
+          if (size === null) {
+            Object.assign(f, { status: 'failed', error_type: 'upload_missing', error_message: 'no bytes were uploaded for this file', status_reason: 'upload missing', completed_at: now });
+          } else if (size !== f.file_size_bytes) {
+            Object.assign(f, { status: 'failed', error_type: 'size_mismatch', error_message: `${size} bytes were uploaded; ${f.file_size_bytes} were declared`, status_reason: 'size mismatch', completed_at: now });
+          } else {
+            f.uploaded_at ??= now;
+            confirmed++;
+          }
+        }
+        await d.jobs.write(() => {
+          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
+          d.jobs.jobs.put(job.job_id, { ...job, confirmed: true, current_step: 'queued', message: `${confirmed} file(s) confirmed` });
+        });
+        d.runner.enqueue(job.job_id);
+        return json(200, { confirmed });
+      },
+    },
+    {
+      method: 'POST', path: '/datasets/:datasetId/upload', auth: 'key', summary: 'Upload Parquet files in one multipart request and load them',
+      stream: true,
+      description:
+        'multipart/form-data with one or more `files` parts (each a Parquet file with its content type); an optional ' +
+        'field `validate_only` (true/false) before the files. Bytes stream to storage (5 GB per file, 1000 files). ' +
+        'Answers 202 {job_id, files_received, status_url}; status_url is /v1/jobs/{job_id}.',
+      handler: async ({ req, caller, params }) => {
+        const r = d.datasets.get(caller.orgId, params.datasetId);
+        if (!mediaType(req.headers['content-type']).startsWith('multipart/form-data')) {
+          throw new ApiError('unsupported_media_type', 'send multipart/form-data with the files in fields named `files`');
+        }
+        const job = newJob({ orgId: caller.orgId, datasetId: r.id, validateOnly: false, idempotencyKey: null });
+        const files = await receiveMultipart(req, (fileId) => storageKey(r.id, job.job_id, fileId), job.job_id, d.objects, (v) => (job.validate_only = v));
+        if (files.length === 0) throw new ApiError('invalid_request', 'no file parts named `files` were sent');
+        job.confirmed = true;
+        job.current_step = 'queued';
+        job.message = `${files.length} file(s) received`;
+        await d.jobs.write(() => {
+          d.jobs.jobs.put(job.job_id, job);
+          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
+        });
+        d.runner.enqueue(job.job_id);
+        return json(202, { job_id: job.job_id, files_received: files.length, status_url: `/v1/jobs/${job.job_id}` });
+      },
+    },
+  ];
+
+  if (d.signer) {
+    const signer = d.signer;
+    routes.push({
+      method: 'PUT', path: '/uploads/:token', auth: 'none', summary: 'The presigned upload URL of the local store (raw bytes)',
+      stream: true,
+      description:
+        'Self-authenticating: no API key. The Content-Type must equal the one given at init and the body must be ' +
+        'exactly size_bytes bytes; otherwise, or after the hour, 403 forbidden. Answers {file_id, size_bytes}.',
+      handler: async ({ req, params }) => {
+        const t = signer.verify(params.token);
+        if (!t) throw new ApiError('forbidden', 'the upload URL is not valid');
+        if (Date.now() / 1000 > t.expiresAt) throw new ApiError('forbidden', 'the upload URL has expired; call upload/init again');
+        if (mediaType(req.headers['content-type']) !== mediaType(t.contentType)) {
+          throw new ApiError('forbidden', `the Content-Type must be '${t.contentType}', as given at init`);
+        }
+        const declared = req.headers['content-length'];
+        if (declared !== undefined && Number(declared) !== t.sizeBytes) {
+          throw new ApiError('forbidden', `the body must be exactly ${t.sizeBytes} bytes, as given at init (Content-Length ${declared})`);
+        }
+        const job = d.jobs.job(t.jobId);
+        const file = d.jobs.file(t.jobId, t.fileId);
+        if (!job || !file) throw new ApiError('forbidden', 'the upload this URL was made for no longer exists');
+        if (job.confirmed) throw new ApiError('forbidden', 'upload/complete was already called for this job; its files are closed');
+        try {
+          await d.objects.put(t.key, req.stream!, { exact: t.sizeBytes }, t.contentType);
+        } catch (e) {
+          if (e instanceof SizeMismatch) throw new ApiError('forbidden', `${e.message}, as given at init`);
+          throw e;
+        }
+        await d.jobs.updateFile(t.jobId, t.fileId, (f) => void (f.uploaded_at = new Date().toISOString()));
+        return json(200, { file_id: t.fileId, size_bytes: t.sizeBytes });
+      },
+    });
+  }
+  return routes;
+}
+
+/** Streams every `files` part of a multipart body into storage; returns their file records. */
+function receiveMultipart(
+  req: Request,
+  keyOf: (fileId: string) => string,
+  jobId: string,
+  objects: ObjectStore,
+  setValidateOnly: (v: boolean) => void,
+): Promise<FileRecord[]> {
+  const body = req.stream!;
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: MAX_FILES_PER_JOB + 1, fileSize: MAX_FILE_BYTES + 1 } });
+    } catch (e) {
+      return reject(new ApiError('invalid_request', `the multipart body cannot be read: ${(e as Error).message}`));
+    }
+    const files: FileRecord[] = [];
+    const writes: Promise<unknown>[] = [];
+    const active = new Set<Readable>();
+    let failure: ApiError | null = null;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      void Promise.allSettled(writes).then(async () => {
+        if (!failure) return resolve(files);
+        await Promise.all(files.map((f) => objects.remove(f.file_path).catch(() => {})));
+        reject(failure);
+      });
+    };
+    const fail = (e: ApiError) => {
+      if (failure) return;
+      failure = e;
+      body.unpipe(parser);
+      for (const s of active) s.destroy(e);
+      finish();
+    };
+    parser.on('field', (name, value) => {
+      if (name === 'validate_only') setValidateOnly(value === 'true');
+    });
+    parser.on('file', (name, stream, info) => {
+      if (failure || name !== 'files') return void stream.resume();
+      if (files.length === MAX_FILES_PER_JOB) {
+        stream.resume();
+        return fail(new ApiError('invalid_request', `at most ${MAX_FILES_PER_JOB} files per job`));
+      }
+      const id = randomUUID();
+      const record = newFile({ jobId, fileId: id, position: files.length, name: info.filename ?? `file-${files.length + 1}`, key: keyOf(id), size: 0, contentType: info.mimeType });
+      files.push(record);
+      active.add(stream);
+      writes.push(
+        objects.put(record.file_path, stream, { max: MAX_FILE_BYTES }, info.mimeType).then(
+          (n) => {
+            active.delete(stream);
+            record.file_size_bytes = n;
+            record.uploaded_at = new Date().toISOString();
+          },
+          (e: Error) => {
+            active.delete(stream);
+            fail(e instanceof SizeMismatch ? new ApiError('payload_too_large', `file ${record.file_name}: ${e.message}`) : new ApiError('invalid_request', `file ${record.file_name}: ${e.message}`));
+          },
+        ),
+      );
+    });
+    parser.on('error', (e: Error) => fail(new ApiError('invalid_request', `the multipart body cannot be read: ${e.message}`)));
+    parser.on('close', finish);
+    body.on('error', (e) => fail(new ApiError('invalid_request', `the upload broke off: ${e.message}`)));
+    body.pipe(parser);
+  });
+}

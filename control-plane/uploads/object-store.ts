@@ -1,0 +1,54 @@
+/**
+ * Where uploaded bytes live: a directory under the data directory (URLs signed by the service)
+ * or S3-compatible object storage (real S3 presigned URLs). Jobs read them through `stage`.
+ */
+import type { Readable } from 'node:stream';
+
+export interface UploadTarget {
+  key: string;
+  contentType: string;
+  sizeBytes: number;
+  jobId: string;
+  fileId: string;
+  /** Unix seconds. */
+  expiresAt: number;
+}
+
+export type ByteLimit = { exact: number } | { max: number };
+
+export class SizeMismatch extends Error {
+  constructor(readonly received: number, readonly limit: ByteLimit) {
+    super(
+      'exact' in limit
+        ? received > limit.exact
+          ? `the body is larger than the ${limit.exact} bytes declared`
+          : `the body has ${received} bytes; ${limit.exact} were declared`
+        : `the body exceeds ${limit.max} bytes`,
+    );
+  }
+}
+
+export interface StagedFile {
+  /** A local file holding the object's bytes. */
+  path: string;
+  release(): Promise<void>;
+}
+
+export interface ObjectStore {
+  readonly kind: 'local' | 's3';
+  /** The URL the caller PUTs the bytes to, with no API key. `serviceUrl`: how the caller reached us. */
+  presignPut(target: UploadTarget, serviceUrl: string): string;
+  /** Stores a stream (uploads through the service); resolves with its byte count. Rejects with
+   * SizeMismatch, storing nothing, when the stream is not exactly `size.exact` bytes or exceeds
+   * `size.max`. */
+  put(key: string, stream: Readable, size: ByteLimit, contentType: string): Promise<number>;
+  /** Size of a stored object, or null when there is none. */
+  size(key: string): Promise<number | null>;
+  stage(key: string): Promise<StagedFile>;
+  remove(key: string): Promise<void>;
+}
+
+/** The limits of the contract for Parquet uploads. */
+export const MAX_FILE_BYTES = 5 * 1024 ** 3;
+export const MAX_FILES_PER_JOB = 1000;
+export const UPLOAD_URL_SECONDS = 3600;
