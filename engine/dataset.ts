@@ -264,13 +264,26 @@ export class Dataset {
     this.track(this.seal(old));
   }
 
+  /**
+   * Index builds of this dataset run one after another: each already uses every core, and a
+   * sealed partition waiting for its turn holds only its rows, where one building also holds
+   * its training scratch (a bulk load seals a partition every few seconds).
+   */
+  private buildInTurn(handle: number): Promise<void> {
+    const turn = this.buildQueue.then(() => native.segmentBuild(handle, this.record.indexType, this.buildOptions()));
+    this.buildQueue = turn.catch(() => {});
+    return turn;
+  }
+
+  private buildQueue: Promise<void> = Promise.resolve();
+
   private buildOptions() {
     const t = this.record.tuning;
     return { nlist: t.nlist, m: t.m, efConstruction: t.ef_construction };
   }
 
   private async seal(p: Partition): Promise<void> {
-    await native.segmentBuild(p.handle, this.record.indexType, this.buildOptions());
+    await this.buildInTurn(p.handle);
     const snapshot = await this.saveSnapshot(p);
     const ids = native.segmentLiveIds(p.handle);
     await this.storage.write(() => {
@@ -432,7 +445,7 @@ export class Dataset {
     });
     if (!plan) return { merged: 0 };
     try {
-      await native.segmentBuild(plan.target.handle, this.record.indexType, this.buildOptions());
+      await this.buildInTurn(plan.target.handle);
       const snapshot = await this.saveSnapshot(plan.target);
       await this.exclusive(async () => {
         const ids = native.segmentLiveIds(plan.target.handle);

@@ -140,6 +140,8 @@ describe('bulk Parquet uploads and jobs over HTTP', () => {
     expect(missing.body).toEqual({ confirmed: 0 });
     const job = await waitJob(init.body.job_id);
     expect(job.status).toBe('failed');
+    // complete again (a client retrying after a dropped answer): the same count, no second run.
+    expect((await call('POST', `/v1/datasets/${id}/upload/complete`, { job_id: init.body.job_id, file_ids: [u.file_id] })).body).toEqual({ confirmed: 0 });
     const file = (await call('GET', `/ingestion/jobs/${job.job_id}/files`)).body.files[0];
     expect(file).toMatchObject({ status: 'failed', error_type: 'upload_missing' });
   });
@@ -249,6 +251,41 @@ describe('bulk Parquet uploads and jobs over HTTP', () => {
     const refused = await call('POST', `/ingestion/jobs/${ok.job_id}/retry`);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('job_not_retryable');
+  });
+
+  it('streams uploads through the node:http adapter too', async () => {
+    const nodeDir = mkdtempSync(join(tmpdir(), 'sable-bulk-node-'));
+    const other = await startService(loadConfig({ port: '0', 'data-dir': nodeDir, 'http-adapter': 'node' }, {}));
+    try {
+      expect(other.adapter).toBe('node:http');
+      const k = other.createdAdminKey!;
+      const api = async (method: string, path: string, body?: unknown) =>
+        (await fetch(other.url + path, { method, headers: { 'x-api-key': k, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) }, body: body instanceof FormData ? body : body === undefined ? undefined : JSON.stringify(body) })).json();
+      const ds = await api('POST', '/datasets', { name: 'n', dim: DIM, metric: 'l2' });
+      await api('POST', `/datasets/${ds.id}/ensure-engine`, {});
+      const bytes = parquetBytes([batchOf(range(0, 300))]);
+      const init = await api('POST', `/v1/datasets/${ds.id}/upload/init`, { files: [{ name: 'a.parquet', size_bytes: bytes.byteLength, content_type: PARQUET }] });
+      expect((await put(init.uploads[0].upload_url, bytes, 'text/plain')).status).toBe(403);
+      expect((await put(init.uploads[0].upload_url, bytes)).status).toBe(200);
+      expect(await api('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: [init.uploads[0].file_id] })).toEqual({ confirmed: 1 });
+      const form = new FormData();
+      form.append('files', new Blob([parquetBytes([batchOf(range(300, 500))])], { type: PARQUET }), 'b.parquet');
+      const multi = await api('POST', `/v1/datasets/${ds.id}/upload`, form);
+      for (const jobId of [init.job_id, multi.job_id]) {
+        for (let i = 0; i < 400; i++) {
+          const j = await api('GET', `/v1/jobs/${jobId}`);
+          if (j.status !== 'pending' && j.status !== 'running') {
+            expect(j.status).toBe('completed');
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      }
+      expect((await api('GET', `/datasets/${ds.id}/stats`)).vector_count).toBe(500);
+    } finally {
+      await other.close();
+      rmSync(nodeDir, { recursive: true, force: true });
+    }
   });
 
   it('a job interrupted by a stop resumes on the next start and ends completed', async () => {

@@ -3,7 +3,7 @@
 // cached), measures the decode ceiling (parquet-wasm alone, in its own process), then starts
 // `sable serve` on a fresh data directory, uploads the file through the presigned URL, and times
 // upload/complete -> job completed. Peak RSS of the service comes from /proc (VmHWM).
-// Writes bench/results/bulk.md and bulk.json.
+// Writes bench/results/bulk.md and bulk.json. `--generate-only` stops after writing the file.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -79,6 +79,7 @@ async function main() {
   mkdirSync(dataDir0, { recursive: true });
   const file = join(dataDir0, `vectors-${ROWS}x${DIM}.parquet`);
   await generate(file);
+  if (args['generate-only']) return;
   const bytes = statSync(file).size;
   say(`file ${(bytes / MB).toFixed(0)} MB; decode ceiling (parquet-wasm alone)...`);
   const ceiling = decodeCeiling(file);

@@ -44,6 +44,8 @@ export interface Route {
   msgpack?: boolean;
   /** Reads its body from `req.stream` (uploads): the adapter does not buffer it. */
   stream?: boolean;
+  /** For the OpenAPI document: the content types and shapes a streamed body takes. */
+  streamContent?: Record<string, object>;
   handler: (ctx: Context) => Promise<Response>;
 }
 

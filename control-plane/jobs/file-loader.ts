@@ -64,7 +64,15 @@ export class ParquetLoader implements FileLoader {
           }
         }
         if (!req.validateOnly) {
-          await req.upsert(group.ids, group.vectors, metadataRows(group));
+          try {
+            await req.upsert(group.ids, group.vectors, metadataRows(group));
+          } catch (e) {
+            // The dataset refused the batch (deleted meanwhile, closed, out of space): the file
+            // fails with that reason and with how much of it was loaded before.
+            await next?.catch(() => {});
+            const code = (e as { code?: unknown }).code;
+            throw new FileLoadError(typeof code === 'string' ? code : 'internal', `${(e as Error).message}${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
+          }
           inserted += group.rows;
         }
         rowsDone += group.rows;

@@ -40,6 +40,8 @@ export interface JobRecord {
   retry_of: string | null;
   /** Set by upload/complete (or at once for multipart uploads): the runner may take the job. */
   confirmed: boolean;
+  /** How many files upload/complete accepted (what a repeated call answers). */
+  files_confirmed: number;
 }
 
 export interface FileRecord {
@@ -165,6 +167,7 @@ export function newJob(o: { orgId: string; datasetId: string; validateOnly: bool
     idempotency_key: o.idempotencyKey,
     retry_of: o.retryOf ?? null,
     confirmed: false,
+    files_confirmed: 0,
   };
 }
 

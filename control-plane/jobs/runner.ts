@@ -58,6 +58,7 @@ export class JobRunner {
     if (job.status === 'pending' || job.status === 'running') throw new ApiError('job_not_retryable', `job ${job.job_id} is still ${job.status}`);
     const fresh = newJob({ orgId: job.org_id, datasetId: job.dataset_id, validateOnly: job.validate_only, idempotencyKey: null, retryOf: job.job_id });
     fresh.confirmed = true;
+    fresh.files_confirmed = files.length;
     fresh.current_step = 'queued';
     const copies: FileRecord[] = [];
     for (const f of files) {
@@ -164,8 +165,9 @@ export class JobRunner {
         });
       } catch (e) {
         if (e instanceof Interrupted) throw e;
-        const err = e instanceof FileLoadError ? e : new FileLoadError('internal', (e as Error).message);
-        if (!(e instanceof FileLoadError)) console.error(`sable: job ${jobId} file ${file.file_name}:`, e);
+        // An API error here is the dataset's (deleted or closed during the load); anything else is ours.
+        const err = e instanceof FileLoadError ? e : e instanceof ApiError ? new FileLoadError(e.code, e.message) : new FileLoadError('internal', (e as Error).message);
+        if (!(e instanceof FileLoadError) && !(e instanceof ApiError)) console.error(`sable: job ${jobId} file ${file.file_name}:`, e);
         await this.jobs.write(() => {
           const f = this.jobs.files.get([jobId, file.uuid])!;
           this.jobs.files.put([jobId, file.uuid], {

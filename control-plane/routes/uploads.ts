@@ -63,7 +63,8 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         'Content-Type given here and exactly size_bytes bytes, without the API key (403 otherwise or after expiry), ' +
         'then call upload/complete. Limits: 5 GB per file, 1000 files per job. validate_only checks the files ' +
         '(vector column, dimension, finite values, ids) without loading them. A repeated init with the same ' +
-        'idempotency_key returns the same job with fresh URLs.',
+        'idempotency_key returns the same job with fresh URLs. The contract spells the three upload paths with ' +
+        'the legacy /v1 prefix (/v1/datasets/{datasetId}/upload/...); both forms route.',
       handler: async ({ req, caller, params, body }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
         const b = body as InitBody;
@@ -99,7 +100,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         const job = d.jobs.job(b.job_id);
         if (!job || job.org_id !== caller.orgId || job.dataset_id !== r.id) throw new ApiError('job_not_found', `job ${b.job_id} was not found for dataset ${r.id}`);
         const files = d.jobs.filesOf(job.job_id);
-        if (job.confirmed) return json(200, { confirmed: files.filter((f) => f.uploaded_at !== null && f.status !== 'skipped' && f.error_type === null).length });
+        if (job.confirmed) return json(200, { confirmed: job.files_confirmed ?? 0 });
         const byId = new Map(files.map((f) => [f.uuid, f]));
         const unknown = b.file_ids.filter((id) => !byId.has(id));
         if (unknown.length > 0) throw new ApiError('invalid_request', `file_ids not in job ${job.job_id}: ${unknown.slice(0, 5).join(', ')}`);
@@ -123,7 +124,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         }
         await d.jobs.write(() => {
           for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
-          d.jobs.jobs.put(job.job_id, { ...job, confirmed: true, current_step: 'queued', message: `${confirmed} file(s) confirmed` });
+          d.jobs.jobs.put(job.job_id, { ...job, confirmed: true, files_confirmed: confirmed, current_step: 'queued', message: `${confirmed} file(s) confirmed` });
         });
         d.runner.enqueue(job.job_id);
         return json(200, { confirmed });
@@ -132,6 +133,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
     {
       method: 'POST', path: '/datasets/:datasetId/upload', auth: 'key', summary: 'Upload Parquet files in one multipart request and load them',
       stream: true,
+      streamContent: S.multipartUpload,
       description:
         'multipart/form-data with one or more `files` parts (each a Parquet file with its content type); an optional ' +
         'field `validate_only` (true/false) before the files. Bytes stream to storage (5 GB per file, 1000 files). ' +
@@ -145,6 +147,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         const files = await receiveMultipart(req, (fileId) => storageKey(r.id, job.job_id, fileId), job.job_id, d.objects, (v) => (job.validate_only = v));
         if (files.length === 0) throw new ApiError('invalid_request', 'no file parts named `files` were sent');
         job.confirmed = true;
+        job.files_confirmed = files.length;
         job.current_step = 'queued';
         job.message = `${files.length} file(s) received`;
         await d.jobs.write(() => {
@@ -162,6 +165,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
     routes.push({
       method: 'PUT', path: '/uploads/:token', auth: 'none', summary: 'The presigned upload URL of the local store (raw bytes)',
       stream: true,
+      streamContent: S.rawUpload,
       description:
         'Self-authenticating: no API key. The Content-Type must equal the one given at init and the body must be ' +
         'exactly size_bytes bytes; otherwise, or after the hour, 403 forbidden. Answers {file_id, size_bytes}.',

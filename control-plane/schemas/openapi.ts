@@ -13,6 +13,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       ...(params.length ? { parameters: params } : {}),
       ...(r.auth === 'none' ? { security: [] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.streamContent ? { requestBody: { required: true, content: Object.fromEntries(Object.entries(r.streamContent).map(([t, schema]) => [t, { schema }])) } } : {}),
       responses: {
         default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
         '2XX': { description: 'Success' },

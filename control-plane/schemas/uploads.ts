@@ -33,3 +33,18 @@ export const uploadComplete = {
     file_ids: { type: 'array', items: { type: 'string' }, maxItems: MAX_FILES_PER_JOB },
   },
 } as const;
+
+/** The multipart body of POST /v1/datasets/{id}/upload (streamed, described for OpenAPI). */
+export const multipartUpload = {
+  'multipart/form-data': {
+    type: 'object',
+    required: ['files'],
+    properties: {
+      validate_only: { type: 'string', enum: ['true', 'false'], description: 'Sent before the files.' },
+      files: { type: 'array', items: { type: 'string', format: 'binary' }, maxItems: 1000 },
+    },
+  },
+};
+
+/** The raw bytes PUT to a local presigned URL. */
+export const rawUpload = { '*/*': { type: 'string', format: 'binary', description: 'Exactly size_bytes bytes, with the Content-Type given at init.' } };

@@ -7,6 +7,7 @@
 
 #include "../io.h"
 #include "../memory.h"
+#include "../priority.h"
 
 namespace sable {
 
@@ -114,7 +115,7 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
       store_.to_f32();
     }
     std::unique_ptr<VectorIndex> index = make_index(type);
-    index->build(store_, opts, progress_);
+    run_at_background_priority([&] { index->build(store_, opts, progress_); });
     std::unique_lock lock(mu_);
     index_ = std::move(index);
     index_type_ = type;

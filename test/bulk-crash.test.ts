@@ -1,0 +1,77 @@
+// A bulk load killed with SIGKILL halfway: `sable serve` runs as a child process, loads a
+// Parquet file, and is killed while the job runs. The next start finds the job `running` on
+// disk, resumes it, and ends it completed with every vector of the file; nothing stays running.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+
+const DIM = 16;
+const ROWS = 40_000;
+const PARQUET = 'application/vnd.apache.parquet';
+const cli = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
+
+function serve(dir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += String(c);
+      const m = /sable listening on (\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.stderr!.resume();
+    child.on('exit', (code) => reject(new Error(`sable serve exited with ${code}: ${out}`)));
+  });
+}
+
+describe('a bulk load killed with SIGKILL', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sable-bulk-crash-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('resumes on the next start and completes with every vector', async () => {
+    let { child, url } = await serve(dir);
+    const key = readFileSync(join(dir, 'admin.key'), 'utf8').trim();
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(url + path, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return res.json();
+    };
+    const ds = await call('POST', '/datasets', { name: 'crash', dim: DIM, metric: 'l2' });
+    await call('POST', `/datasets/${ds.id}/ensure-engine`, {});
+    const ids = BigInt64Array.from({ length: ROWS }, (_, i) => BigInt(i));
+    const vectors = Float32Array.from({ length: ROWS * DIM }, (_, i) => Math.floor(i / DIM) + (i % DIM) / 100);
+    const bytes = parquetBytes([{ ids, vectors, dim: DIM }], { rowGroupRows: 500 });
+    const init = await call('POST', `/v1/datasets/${ds.id}/upload/init`, { files: [{ name: 'v.parquet', size_bytes: bytes.byteLength, content_type: PARQUET }] });
+    expect((await fetch(init.uploads[0].upload_url, { method: 'PUT', headers: { 'content-type': PARQUET }, body: bytes })).status).toBe(200);
+    await call('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: [init.uploads[0].file_id] });
+    // Kill once some rows are in but not all.
+    for (let i = 0; i < 2000; i++) {
+      const s = await call('GET', `/datasets/${ds.id}/stats`);
+      if (s.vector_count > 0) break;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    ({ child, url } = await serve(dir));
+    try {
+      let job;
+      for (let i = 0; i < 1200; i++) {
+        job = await call('GET', `/v1/jobs/${init.job_id}`);
+        if (job.status === 'completed' || job.status === 'failed') break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(job).toMatchObject({ status: 'completed', vectors_inserted: ROWS });
+      const files = await call('GET', `/ingestion/jobs/${init.job_id}/files`);
+      expect(files.files[0]).toMatchObject({ status: 'completed', retry_count: 1 });
+      expect((await call('GET', `/datasets/${ds.id}/stats`)).vector_count).toBe(ROWS);
+      const hit = await call('POST', `/datasets/${ds.id}/search`, { query: Array.from(vectors.subarray(12345 * DIM, 12346 * DIM)), top_k: 1 });
+      expect(hit.results[0].id).toBe(12345);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }, 60_000);
+});
