@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { DatasetService } from './domain/datasets.js';
 import { Router } from './http/router.js';
 import { createHttpServer } from './http/server.js';
-import type { HttpServer } from './http/types.js';
+import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { opsRoutes } from './routes/ops.js';
@@ -36,6 +36,8 @@ export interface Service {
   url: string;
   port: number;
   adapter: string;
+  /** Where the local store's upload URLs point (the main URL unless a second listener takes uploads). */
+  uploadUrl: string;
   /** The admin key, when this start created it (first start on an empty data directory). */
   createdAdminKey?: string;
   close(): Promise<void>;
@@ -70,28 +72,38 @@ export async function startService(config: Config): Promise<Service> {
     ...datasetRoutes(datasets),
     ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref)), embedder),
     ...secretRoutes(secrets),
-    ...uploadRoutes({ datasets, jobs, runner, objects, signer, publicUrl: config.publicUrl }),
+    ...uploadRoutes({ datasets, jobs, runner, objects, signer, uploadBase: (req) => uploadBase(req) }),
     ...jobRoutes(jobs, runner),
   );
-  server = createHttpServer(
-    async (req) => {
-      const { response, pattern } = await router.handle(req);
-      const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
-      metrics.observeRequest(req.method, pattern, response.status, ms);
-      if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms`);
-      return response;
-    },
-    { maxBodyBytes: config.maxBodyBytes, adapter: config.httpAdapter, streams: (method, path) => router.streams(method, path) },
-  );
+  const handler = async (req: Request) => {
+    const { response, pattern } = await router.handle(req);
+    const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
+    metrics.observeRequest(req.method, pattern, response.status, ms);
+    if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms`);
+    return response;
+  };
+  const serverOptions = { maxBodyBytes: config.maxBodyBytes, streams: (method: string, path: string) => router.streams(method, path) };
+  server = createHttpServer(handler, { ...serverOptions, adapter: config.httpAdapter });
   const port = await server.listen(config.host, config.port);
+  // uWebSockets.js refuses a Content-Length of ten digits or more (1 GB and up), and Parquet files
+  // go to 5 GB: the local store's upload URLs point at a node:http listener of the same routes.
+  let uploadServer: HttpServer | undefined;
+  let uploadPort = port;
+  if (server.adapter !== 'node:http' && !config.s3) {
+    uploadServer = createHttpServer(handler, { ...serverOptions, adapter: 'node' });
+    uploadPort = await uploadServer.listen(config.host, config.uploadPort ?? (config.port === 0 ? 0 : port + 1));
+  }
+  const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
   await runner.resume();
   return {
     url: `http://${config.host}:${port}`,
     port,
+    uploadUrl: `http://${config.host}:${uploadPort}`,
     adapter: server.adapter,
     createdAdminKey,
     async close() {
       await server!.close();
+      await uploadServer?.close();
       await runner.close();
       await parquet.close();
       await pool.close();
@@ -100,6 +112,12 @@ export async function startService(config: Config): Promise<Service> {
       await store.close();
     },
   };
+}
+
+/** The host part of a Host header (IPv6 brackets kept), or `fallback`. */
+function hostOf(header: string | undefined, fallback: string): string {
+  if (!header) return fallback;
+  return header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0];
 }
 
 /** On an empty data directory: the `default` organization and an admin key, written 0600. */

@@ -24,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
       console.log(`admin key (shown once, also written to ${config.dataDir}/admin.key): ${service.createdAdminKey}`);
     }
     console.log(`sable listening on ${service.url}`);
-    console.error(`sable: http adapter ${service.adapter}, data directory ${config.dataDir}`);
+    console.error(`sable: http adapter ${service.adapter}, uploads at ${service.uploadUrl}, data directory ${config.dataDir}`);
     const stop = () => void service.close().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

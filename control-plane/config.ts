@@ -40,8 +40,12 @@ export interface Config {
   embeddings: EmbeddingSettings;
   /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
   provisionDelayMs: number;
-  /** How callers reach the service, for the upload URLs it signs (default: the request's Host). */
-  publicUrl?: string;
+  /** Port of the upload listener (uWebSockets.js takes no bodies of 1 GB and more); default the
+   * service port + 1, or a free port when the service port is 0. */
+  uploadPort?: number;
+  /** How callers reach the upload listener, for the URLs the service signs (default: the host of
+   * the request with the upload port). */
+  publicUploadUrl?: string;
   s3?: S3Settings;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
@@ -87,7 +91,8 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     },
     provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
     masterKey: env.SABLE_MASTER_KEY,
-    publicUrl: pick('public-url', 'SABLE_PUBLIC_URL')?.replace(/\/+$/, ''),
+    uploadPort: pick('upload-port', 'SABLE_UPLOAD_PORT') === undefined ? undefined : intOf('upload port', pick('upload-port', 'SABLE_UPLOAD_PORT')!, 0, 65535),
+    publicUploadUrl: pick('public-upload-url', 'SABLE_PUBLIC_UPLOAD_URL')?.replace(/\/+$/, ''),
     s3: s3Settings(pick('s3-endpoint', 'SABLE_S3_ENDPOINT'), pick('s3-bucket', 'SABLE_S3_BUCKET'), pick('s3-region', 'SABLE_S3_REGION'), pick('s3-prefix', 'SABLE_S3_PREFIX'), env),
   };
 }

@@ -250,7 +250,7 @@ export class Dataset {
       this.storage.catalog.put(this.name, this.record);
       this.storage.parts.put([this.record.uid, pid], rec);
     });
-    this.growing = new Partition(pid, native.segmentCreate(this.dim, this.metric), 'growing');
+    this.growing = new Partition(pid, native.segmentCreate(this.dim, this.metric, this.growingReserve()), 'growing');
     this.partitions.push(this.growing);
   }
 
@@ -277,12 +277,23 @@ export class Dataset {
 
   private buildQueue: Promise<void> = Promise.resolve();
 
+  /**
+   * Rows to reserve in a new growing partition: what the promotion policy lets it reach, up to
+   * 256 MB of float rows. Appending then copies each row once, where a growing array copied
+   * everything at each doubling (a third of a bulk load's time on the service's thread).
+   */
+  private growingReserve(): number {
+    return Math.min(this.record.promotion.max_buffer_vectors, Math.floor((256 * 2 ** 20) / (4 * this.dim)));
+  }
+
   private buildOptions() {
     const t = this.record.tuning;
     return { nlist: t.nlist, m: t.m, efConstruction: t.ef_construction };
   }
 
   private async seal(p: Partition): Promise<void> {
+    // At once, not in the build queue: a partition waiting its turn then holds half the memory.
+    await native.segmentCompactRows(p.handle, this.record.indexType);
     await this.buildInTurn(p.handle);
     const snapshot = await this.saveSnapshot(p);
     const ids = native.segmentLiveIds(p.handle);
@@ -347,7 +358,7 @@ export class Dataset {
       if (rec.state === 'sealed') {
         this.partitions.push(new Partition(rec.pid, await this.openSealed(rec), 'sealed'));
       } else {
-        const p = new Partition(rec.pid, native.segmentCreate(this.dim, this.metric), 'growing');
+        const p = new Partition(rec.pid, native.segmentCreate(this.dim, this.metric, this.growingReserve()), 'growing');
         await this.appendFromStorage(p.handle, [...this.storage.pending.getValues([uid, rec.pid])]);
         this.partitions.push(p);
       }

@@ -83,12 +83,15 @@ export interface NativeAddon {
   /** Tests: the k-means assignment tile of one variant (keys: (l2 ? ||c||^2 : 0) - 2 <x, c>). */
   kernelArgmin(isa: string, points: Float32Array, centroids: Float32Array, dim: number, l2: boolean):
     { labels: Uint32Array; keys: Float32Array };
-  segmentCreate(dim: number, metric: string): number;
+  /** `reserveRows`: room for that many rows of a growing segment, reserved up front. */
+  segmentCreate(dim: number, metric: string, reserveRows?: number): number;
   segmentRelease(handle: number): void;
   segmentAppend(handle: number, ids: Float64Array, vectors: Float32Array, columns?: NativeColumnBatch[]): void;
   segmentRemove(handle: number, ids: Float64Array): number;
   segmentContains(handle: number, ids: Float64Array): Uint8Array;
   segmentSeal(handle: number): void;
+  /** Half-precision rows for a sealed segment that waits for a `sable` build (see segment.h). */
+  segmentCompactRows(handle: number, indexType: string): Promise<boolean>;
   segmentMatch(handle: number, ids: Float64Array, options: { predicates?: NativePredicate[] }): Uint8Array;
   segmentScore(handle: number, ids: Float64Array, query: Float32Array): Float32Array;
   segmentRowIds(handle: number): Float64Array;

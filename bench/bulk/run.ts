@@ -14,7 +14,12 @@ import { Rng } from '../ann/rng.js';
 import { writeParquetStream } from './parquet-writer.js';
 import { memoryOf } from './proc-memory.js';
 
-const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? 'true']));
+const args: Record<string, string> = Object.fromEntries(
+  process.argv.slice(2).map((a) => {
+    const [k, ...v] = a.replace(/^--/, '').split('=');
+    return [k, v.length > 0 ? v.join('=') : 'true'];
+  }),
+);
 const ROWS = Number(args.rows ?? 1_000_000);
 const DIM = Number(args.dim ?? 768);
 const GROUP = Number(args.group ?? 5000);
@@ -60,7 +65,9 @@ function decodeCeiling(file: string): { rows: number; seconds: number; peakRssBy
 }
 
 async function startService(dataDir: string): Promise<{ child: ChildProcess; url: string; key: string }> {
-  const child = spawn(process.execPath, [join(repoRoot, 'dist', 'control-plane', 'cli.js'), 'serve', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // --node-args="--cpu-prof --cpu-prof-dir=DIR" profiles the service.
+  const nodeArgs = (args['node-args'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(repoRoot, 'dist', 'control-plane', 'cli.js'), 'serve', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let seen = '';
     child.stdout!.on('data', (c: Buffer) => {

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Dataset, Engine, Metadata } from '../../engine/index.js';
 import { ApiError } from '../errors.js';
 import type { ControlStore } from '../store.js';
-import type { DatasetRecord, SchemaEntry } from './dataset-record.js';
+import type { DatasetRecord, Observations, SchemaEntry } from './dataset-record.js';
 import { chooseEmbedding } from './embedding-models.js';
-import { applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
+import { addObservations, applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
 
 export interface DatasetServiceOptions {
   /** Whether an inference server for the contract's managed models is configured. */
@@ -161,7 +161,7 @@ export class DatasetService {
    * Upserts a batch of integer-id vectors (bulk loads): an id that a string used to map to is
    * an integer id now, so its string is forgotten, and the metadata feeds schema inference.
    */
-  async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void> {
+  async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void> {
     await this.engineOf(r).upsert(ids, vectors, metadata);
     const range = { start: [r.id], end: [r.id, Number.MAX_SAFE_INTEGER + 1] };
     if (this.store.externalIds.getKeysCount({ ...range, limit: 1 }) > 0) {
@@ -169,15 +169,19 @@ export class DatasetService {
         for (const id of ids) this.store.externalIds.remove([r.id, id]);
       });
     }
-    if (metadata) await this.observeMetadata(this.get(r.org_id, r.id), metadata);
+    if (Object.keys(observed).length > 0) await this.observe(this.get(r.org_id, r.id), (obs) => addObservations(obs, observed));
   }
 
   /** Records observed metadata; promotes fields whose values agree on a type (schema_version++). */
   async observeMetadata(r: DatasetRecord, metadata: Record<string, unknown>[]): Promise<void> {
     if (metadata.length === 0) return;
+    await this.observe(r, (obs) => observe(obs, metadata));
+  }
+
+  private async observe(r: DatasetRecord, record: (obs: Observations) => void): Promise<void> {
     let promoted: SchemaEntry[] = [];
     const next = await this.update(r, (cur) => {
-      observe(cur.observations, metadata);
+      record(cur.observations);
       promoted = promotions(cur.schema, cur.observations);
       if (promoted.length > 0) {
         cur.schema = [...cur.schema, ...promoted];

@@ -52,6 +52,17 @@ export function applySchema(current: SchemaEntry[], fields: { name: string; type
 }
 
 /** Counts metadata value kinds of an insert batch into the observations. */
+/** Adds counts observed elsewhere (a bulk load counts its columns without per-row objects). */
+export function addObservations(obs: Observations, counts: Observations): void {
+  for (const [k, c] of Object.entries(counts)) {
+    const o = (obs[k] ??= { integer: 0, float: 0, string: 0, other: 0 });
+    o.integer += c.integer;
+    o.float += c.float;
+    o.string += c.string;
+    o.other += c.other;
+  }
+}
+
 export function observe(obs: Observations, metadata: Record<string, unknown>[]): void {
   for (const m of metadata) {
     for (const [k, v] of Object.entries(m)) {

@@ -110,6 +110,8 @@ function bodyStream(res: UwsResponse, state: State, empty: boolean): Readable {
       }
     },
   });
+  // Destroyed with an error before a consumer attached (the client went away early): not a crash.
+  stream.on('error', () => {});
   if (empty) {
     stream.push(null);
     return stream;

@@ -5,6 +5,7 @@
  */
 import type { Metadata } from '../../engine/index.js';
 import type { GroupData, LoadProblem, MetadataColumn, ParquetPool } from '../../workers/index.js';
+import type { Observations } from '../domain/dataset-record.js';
 import type { IdSet } from './id-set.js';
 
 export class FileLoadError extends Error {
@@ -27,7 +28,8 @@ export interface LoadRequest {
   /** Several files in the job: row offsets cannot stand in for ids. */
   idColumnRequired: boolean;
   seen: IdSet;
-  upsert(ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void>;
+  /** `observed`: the metadata values by type, counted from the columns (schema inference). */
+  upsert(ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void>;
   shouldStop(): boolean;
   onProgress(rowsDone: number, rowsTotal: number, inserted: number): Promise<void>;
 }
@@ -65,7 +67,7 @@ export class ParquetLoader implements FileLoader {
         }
         if (!req.validateOnly) {
           try {
-            await req.upsert(group.ids, group.vectors, metadataRows(group));
+            await req.upsert(group.ids, group.vectors, metadataRows(group), observationsOf(group));
           } catch (e) {
             // The dataset refused the batch (deleted meanwhile, closed, out of space): the file
             // fails with that reason and with how much of it was loaded before.
@@ -99,6 +101,22 @@ function metadataRows(group: GroupData): Metadata[] | undefined {
     rows[r] = m;
   }
   return rows;
+}
+
+/** Non-null values per column by JSON type, as schema inference counts them. */
+function observationsOf(group: GroupData): Observations {
+  const out: Observations = {};
+  for (const c of group.metadata) {
+    const o = (out[c.name] = { integer: 0, float: 0, string: 0, other: 0 });
+    for (let r = 0; r < group.rows; r++) {
+      if (c.valid && !c.valid[r]) continue;
+      if (c.strings) o.string++;
+      else if (c.kind === 'bool') o.other++;
+      else if (Number.isInteger(c.numbers![r])) o.integer++;
+      else o.float++;
+    }
+  }
+  return out;
 }
 
 function valueAt(c: MetadataColumn, r: number): string | number | boolean {

@@ -132,7 +132,7 @@ export class JobRunner {
         staged = await this.objects.stage(file.file_path);
         const result = await this.loader.load({
           path: staged.path,
-          upsert: (ids, vectors, metadata) => this.datasets.loadBatch(record, ids, vectors, metadata),
+          upsert: (ids, vectors, metadata, observed) => this.datasets.loadBatch(record, ids, vectors, metadata, observed),
           dim: record.dim,
           validateOnly: job.validate_only,
           idColumnRequired: multiFile,

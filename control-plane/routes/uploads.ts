@@ -29,8 +29,8 @@ export interface UploadDeps {
   objects: ObjectStore;
   /** Present when the local store signs its own URLs (no object storage configured). */
   signer?: UploadSigner;
-  /** How callers reach the service, for the URLs it signs (else the request's Host). */
-  publicUrl?: string;
+  /** Base of the URLs the local store signs, for this request (the upload listener). */
+  uploadBase: (req: Request) => string;
 }
 
 /** The media type of a Content-Type header, as compared with the one given at init. */
@@ -39,7 +39,6 @@ export function mediaType(header: string | undefined): string {
 }
 
 export function uploadRoutes(d: UploadDeps): Route[] {
-  const serviceUrl = (req: Request) => d.publicUrl ?? `http://${req.headers.host ?? '127.0.0.1'}`;
   const storageKey = (datasetId: string, jobId: string, fileId: string) => `${datasetId}/${jobId}/${fileId}`;
 
   const uploadsOf = (req: Request, jobId: string) => {
@@ -48,7 +47,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
       file_id: f.uuid,
       upload_url: d.objects.presignPut(
         { key: f.file_path, contentType: f.content_type, sizeBytes: f.file_size_bytes, jobId, fileId: f.uuid, expiresAt },
-        serviceUrl(req),
+        d.uploadBase(req),
       ),
       expires_in: UPLOAD_URL_SECONDS,
     }));

@@ -20,8 +20,8 @@ export class LocalObjectStore implements ObjectStore {
     this.root = resolve(dataDir, 'uploads');
   }
 
-  presignPut(target: UploadTarget, serviceUrl: string): string {
-    return `${serviceUrl}/uploads/${this.signer.sign(target)}`;
+  presignPut(target: UploadTarget, uploadBase: string): string {
+    return `${uploadBase}/uploads/${this.signer.sign(target)}`;
   }
 
   async put(key: string, stream: Readable, size: ByteLimit): Promise<number> {

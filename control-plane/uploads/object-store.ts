@@ -36,8 +36,8 @@ export interface StagedFile {
 
 export interface ObjectStore {
   readonly kind: 'local' | 's3';
-  /** The URL the caller PUTs the bytes to, with no API key. `serviceUrl`: how the caller reached us. */
-  presignPut(target: UploadTarget, serviceUrl: string): string;
+  /** The URL the caller PUTs the bytes to, with no API key. `uploadBase`: where the service takes uploads. */
+  presignPut(target: UploadTarget, uploadBase: string): string;
   /** Stores a stream (uploads through the service); resolves with its byte count. Rejects with
    * SizeMismatch, storing nothing, when the stream is not exactly `size.exact` bytes or exceeds
    * `size.max`. */

@@ -165,7 +165,9 @@ Napi::Value segment_create(const Napi::CallbackInfo& info) {
     uint32_t dim = uint32_arg(info, 0, "dim");
     if (dim == 0 || dim > 65536) throw sable::Error("invalid_argument", "dim must be between 1 and 65536");
     Metric metric = parse_metric(string_arg(info, 1, "metric"));
-    return Napi::Number::New(info.Env(), register_segment(std::make_shared<Segment>(dim, metric)));
+    auto seg = std::make_shared<Segment>(dim, metric);
+    if (info.Length() > 2 && info[2].IsNumber()) seg->reserve(uint32_arg(info, 2, "reserveRows"));
+    return Napi::Number::New(info.Env(), register_segment(seg));
   });
 }
 
@@ -296,6 +298,16 @@ Napi::Value segment_build(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value segment_compact_rows(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    IndexType type = parse_index_type(string_arg(info, 1, "indexType"));
+    auto half = std::make_shared<bool>(false);
+    return queue(new Task(info.Env(), [seg, type, half] { *half = seg->compact_rows_for(type); },
+                          [half](Napi::Env env) { return Napi::Boolean::New(env, *half); }));
+  });
+}
+
 Napi::Value segment_stats(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     SegmentStats s = segment_of(uint32_arg(info, 0, "handle"))->stats();
@@ -412,6 +424,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentRowIds", segment_row_ids);
   set(env, exports, "segmentReplaceColumns", segment_replace_columns);
   set(env, exports, "segmentBuild", segment_build);
+  set(env, exports, "segmentCompactRows", segment_compact_rows);
   set(env, exports, "segmentStats", segment_stats);
   set(env, exports, "segmentLiveIds", segment_live_ids);
   set(env, exports, "segmentAbsorb", segment_absorb);

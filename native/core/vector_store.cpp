@@ -69,6 +69,10 @@ void VectorStore::to_f32() {
   if (!half_) return;
   std::vector<float> f(halves_.size());
   for (size_t i = 0; i < halves_.size(); ++i) f[i] = half_to_float(halves_[i]);
+  // Float cosine rows are unit vectors (the float distance has no norm correction): a rounded
+  // row is about 1e-4 off unit length, enough to score an identical query below 0.
+  if (metric_ == Metric::Cosine)
+    for (size_t r = 0; r < f.size() / dim_; ++r) normalize(f.data() + r * dim_, dim_);
   assign(std::move(f));
   halves_.shrink_to_fit();
   inv_norms_.shrink_to_fit();

@@ -20,6 +20,13 @@ const char* index_status_name(IndexStatus s) {
   return "none";
 }
 
+void Segment::reserve(size_t rows) {
+  std::unique_lock lock(mu_);
+  if (sealed_) return;
+  store_.reserve(rows);
+  ids_.reserve(rows);
+}
+
 void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
   std::unique_lock lock(mu_);
   if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
@@ -91,6 +98,16 @@ void Segment::seal() {
     ids_.shrink_to_fit();
   }
   sealed_ = true;
+}
+
+bool Segment::compact_rows_for(IndexType planned) {
+  std::unique_lock lock(mu_);
+  if (!sealed_) throw Error("invalid_argument", "only a sealed segment's rows are compacted");
+  if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
+  if (store_.metric() == Metric::Cosine || store_.fits_f16_exactly()) store_.to_f16();
+  lock.unlock();
+  release_free_memory();
+  return true;
 }
 
 void Segment::build(IndexType type, const BuildOptions& opts) {

@@ -50,6 +50,9 @@ class Segment {
   size_t dim() const { return store_.dim(); }
   Metric metric() const { return store_.metric(); }
 
+  // Room for `rows` appended rows without reallocation (growing segments; address space only
+  // until rows arrive, with glibc's large blocks mapped on their own).
+  void reserve(size_t rows);
   // Growing segments only. Ids must not be live in this segment (remove them first).
   void append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns);
   // Tombstones the live rows holding these ids; returns how many were live.
@@ -63,6 +66,11 @@ class Segment {
   // Seals the segment (no more appends) and builds its index; blocks the caller, not readers.
   void build(IndexType type, const BuildOptions& opts);
   void seal();
+  // A sealed segment waiting for a `sable` build keeps its rows as that index will (half
+  // precision where harmless) while it waits: a bulk load seals partitions faster than they are
+  // indexed, and float rows waiting in line would hold twice the memory. The build widens them
+  // back for its own duration. Returns whether the rows are half precision now.
+  bool compact_rows_for(IndexType planned);
 
   // Searches one prepared-by-caller raw query; pushes (internal distance, external id).
   void search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
