@@ -276,6 +276,25 @@ export class Dataset {
   }
 
   private buildQueue: Promise<void> = Promise.resolve();
+  private readonly buildHolds = new Set<() => void>();
+
+  /**
+   * Defers this dataset's index builds until the returned function is called: a bulk load seals
+   * a partition every few seconds, and its builds would take the CPU the load needs; they run
+   * after it, one at a time. Builds already started finish; searches answer meanwhile (exact
+   * over partitions not built yet); close() lifts every hold.
+   */
+  holdBuilds(): () => void {
+    let lift!: () => void;
+    const held = new Promise<void>((resolve) => (lift = resolve));
+    this.buildQueue = this.buildQueue.then(() => held);
+    const release = () => {
+      this.buildHolds.delete(release);
+      lift();
+    };
+    this.buildHolds.add(release);
+    return release;
+  }
 
   /**
    * Rows to reserve in a new growing partition: what the promotion policy lets it reach, up to
@@ -799,6 +818,7 @@ export class Dataset {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.ageTimer) clearInterval(this.ageTimer);
+    for (const release of [...this.buildHolds]) release();
     await this.queue.catch(() => undefined);
     await this.settle().catch(() => undefined);
     this.closed = true;

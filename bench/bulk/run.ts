@@ -103,6 +103,8 @@ async function main() {
   try {
     const ds = await call('POST', '/datasets', { name: 'bulk', dim: DIM, metric: 'cosine' });
     await call('POST', `/datasets/${ds.id}/ensure-engine`, {});
+    // --buffer=N: the promotion policy's max_buffer_vectors (how often the load seals a partition).
+    if (args.buffer) await call('PUT', `/datasets/${ds.id}/promotion-policy`, { max_buffer_vectors: Number(args.buffer), max_buffer_age_ms: 10_000 });
     const rssIdle = memoryOf(pid).rss;
     const init = await call('POST', `/v1/datasets/${ds.id}/upload/init`, { files: [{ name: 'vectors.parquet', size_bytes: bytes, content_type: PARQUET }] });
     const upload = init.uploads[0];

@@ -6,6 +6,7 @@
 import type { Metadata } from '../../engine/index.js';
 import type { GroupData, LoadProblem, MetadataColumn, ParquetPool } from '../../workers/index.js';
 import type { Observations } from '../domain/dataset-record.js';
+import { addObservations } from '../domain/schema.js';
 import type { IdSet } from './id-set.js';
 
 export class FileLoadError extends Error {
@@ -52,6 +53,7 @@ export class ParquetLoader implements FileLoader {
       const read = (g: number) => this.pool.read(req.path, req.dim, shape, g, starts[g]);
       let next = shape.rowGroups.length > 0 ? read(0) : null;
       let rowsDone = 0;
+      let observed: Observations = {};
       for (let g = 0; g < shape.rowGroups.length; g++) {
         const group = await next!;
         next = g + 1 < shape.rowGroups.length ? read(g + 1) : null;
@@ -67,7 +69,12 @@ export class ParquetLoader implements FileLoader {
         }
         if (!req.validateOnly) {
           try {
-            await req.upsert(group.ids, group.vectors, metadataRows(group), observationsOf(group));
+            // Schema inference sees the first group at once (its columns become filterable during
+            // the load); later counts are added up and recorded with the file's last group.
+            addObservations(observed, observationsOf(group));
+            const last = g === shape.rowGroups.length - 1;
+            await req.upsert(group.ids, group.vectors, metadataRows(group), g === 0 || last ? observed : {});
+            if (g === 0 || last) observed = {};
           } catch (e) {
             // The dataset refused the batch (deleted meanwhile, closed, out of space): the file
             // fails with that reason and with how much of it was loaded before.

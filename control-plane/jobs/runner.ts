@@ -113,6 +113,17 @@ export class JobRunner {
       return;
     }
 
+    // The dataset's index builds wait for the load (they would take the CPU it needs).
+    const releaseBuilds = job.validate_only ? () => {} : this.datasets.engineOf(record).holdBuilds();
+    try {
+      await this.loadFiles(job, record, t0);
+    } finally {
+      releaseBuilds();
+    }
+  }
+
+  private async loadFiles(job: JobRecord, record: DatasetRecord, t0: number): Promise<void> {
+    const jobId = job.job_id;
     const all = this.jobs.filesOf(jobId);
     const todo = all.filter((f) => f.status === 'pending');
     const multiFile = all.filter((f) => f.status !== 'skipped').length > 1;
@@ -120,6 +131,7 @@ export class JobRunner {
     let doneBytes = 0;
     const seen = new IdSet();
     let lastWrite = 0;
+    let progressWrite: Promise<unknown> | null = null;
 
     for (const [index, file] of todo.entries()) {
       if (this.stopping) throw new Interrupted();
@@ -139,16 +151,22 @@ export class JobRunner {
           seen,
           shouldStop: () => this.stopping,
           onProgress: async (rowsDone, rowsTotal, inserted) => {
-            if (Date.now() - lastWrite < PROGRESS_EVERY_MS) return;
+            if (Date.now() - lastWrite < PROGRESS_EVERY_MS || progressWrite) return;
             lastWrite = Date.now();
             const pct = (100 * (doneBytes + file.file_size_bytes * (rowsDone / Math.max(rowsTotal, 1)))) / totalBytes;
-            await this.jobs.updateJob(jobId, (j) => {
-              j.progress_percentage = round1(Math.min(pct, 99.9));
-              j.processing_time_seconds = (Date.now() - t0) / 1000;
-            });
-            await this.jobs.updateFile(jobId, file.uuid, (f) => Object.assign(f, { rows_read: rowsDone, vectors_inserted: inserted }));
+            // Not awaited: the load goes on while the commit syncs; one write in flight at most.
+            progressWrite = this.jobs
+              .write(() => {
+                const j = this.jobs.jobs.get(jobId)!;
+                this.jobs.jobs.put(jobId, { ...j, progress_percentage: round1(Math.min(pct, 99.9)), processing_time_seconds: (Date.now() - t0) / 1000 });
+                const f = this.jobs.files.get([jobId, file.uuid])!;
+                this.jobs.files.put([jobId, file.uuid], { ...f, rows_read: rowsDone, vectors_inserted: inserted });
+              })
+              .catch((e: Error) => console.error(`sable: job ${jobId}: progress not recorded: ${e.message}`))
+              .finally(() => (progressWrite = null));
           },
         });
+        await progressWrite;
         await this.jobs.write(() => {
           const f = this.jobs.files.get([jobId, file.uuid])!;
           this.jobs.files.put([jobId, file.uuid], {
@@ -164,6 +182,7 @@ export class JobRunner {
           this.jobs.jobs.put(jobId, { ...j, documents_processed: j.documents_processed + 1, vectors_inserted: j.vectors_inserted + result.inserted });
         });
       } catch (e) {
+        await progressWrite;
         if (e instanceof Interrupted) throw e;
         // An API error here is the dataset's (deleted or closed during the load); anything else is ours.
         const err = e instanceof FileLoadError ? e : e instanceof ApiError ? new FileLoadError(e.code, e.message) : new FileLoadError('internal', (e as Error).message);
