@@ -50,8 +50,10 @@ class VectorStore {
     half_ = false;
   }
   void assign_halves(std::vector<uint16_t>&& halves);
+  // Rows held, not capacity: a growing store reserves its rows up front as address space, which
+  // costs no memory until rows arrive (sealed stores are shrunk to fit).
   size_t memory_bytes() const {
-    return data_.capacity() * sizeof(float) + halves_.capacity() * sizeof(uint16_t) + inv_norms_.capacity() * sizeof(float);
+    return data_.size() * sizeof(float) + halves_.size() * sizeof(uint16_t) + inv_norms_.size() * sizeof(float);
   }
 
   // Copies `q` into `out` in the form indexes expect (normalised for cosine).

@@ -234,7 +234,7 @@ SegmentStats Segment::stats() const {
   s.index_type = index_type_;
   s.index_status = index_status_;
   s.progress = progress_;
-  s.memory_bytes = store_.memory_bytes() + ids_.capacity() * 8 + row_of_.memory_bytes() + columns_.memory_bytes() +
+  s.memory_bytes = store_.memory_bytes() + ids_.size() * 8 + row_of_.memory_bytes() + columns_.memory_bytes() +
                    tombstones_.words().capacity() * 16 + (index_ ? index_->memory_bytes() : 0);
   if (index_) {
     s.nlist = index_->nlist();
