@@ -23,24 +23,28 @@ const args: Record<string, string> = Object.fromEntries(
 const ROWS = Number(args.rows ?? 1_000_000);
 const DIM = Number(args.dim ?? 768);
 const GROUP = Number(args.group ?? 5000);
+// --files=N: the rows split over N files of one job (ids continue across them).
+const FILES = Number(args.files ?? 1);
 const PARQUET = 'application/vnd.apache.parquet';
 const MB = 2 ** 20;
 const say = (m: string) => process.stderr.write(`[bulk] ${m}\n`);
 
-async function generate(file: string): Promise<void> {
+/** Writes rows [first, first + rows) of the data set (seeded by its first row) into `file`. */
+async function generate(file: string, first: number, rows: number): Promise<void> {
   if (existsSync(file)) {
     say(`reusing ${file}`);
     return;
   }
-  say(`writing ${ROWS} x ${DIM} to ${file}`);
-  const rng = new Rng(20261122);
+  say(`writing ${rows} x ${DIM} to ${file}`);
+  const rng = new Rng(20261122 + first);
   const centres = Float32Array.from({ length: 64 * DIM }, () => rng.gauss());
   const categories = Array.from({ length: 16 }, (_, i) => `category-${i}`);
-  let next = 0;
+  const end = first + rows;
+  let next = first;
   const t0 = Date.now();
   await writeParquetStream(file, () => {
-    if (next >= ROWS) return null;
-    const n = Math.min(GROUP, ROWS - next);
+    if (next >= end) return null;
+    const n = Math.min(GROUP, end - next);
     const ids = new BigInt64Array(n);
     const vectors = new Float32Array(n * DIM);
     const score = new Float64Array(n);
@@ -84,12 +88,20 @@ async function startService(dataDir: string): Promise<{ child: ChildProcess; url
 async function main() {
   const dataDir0 = join(paths.cache, 'bulk');
   mkdirSync(dataDir0, { recursive: true });
-  const file = join(dataDir0, `vectors-${ROWS}x${DIM}.parquet`);
-  await generate(file);
+  const files: string[] = [];
+  for (let i = 0; i < FILES; i++) {
+    const first = Math.floor((ROWS * i) / FILES);
+    const rows = Math.floor((ROWS * (i + 1)) / FILES) - first;
+    const file = join(dataDir0, FILES === 1 ? `vectors-${ROWS}x${DIM}.parquet` : `vectors-${ROWS}x${DIM}-part${i + 1}of${FILES}.parquet`);
+    await generate(file, first, rows);
+    files.push(file);
+  }
   if (args['generate-only']) return;
-  const bytes = statSync(file).size;
-  say(`file ${(bytes / MB).toFixed(0)} MB; decode ceiling (parquet-wasm alone)...`);
-  const ceiling = decodeCeiling(file);
+  const sizes = files.map((f) => statSync(f).size);
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  say(`${FILES} file(s), ${(bytes / MB).toFixed(0)} MB; decode ceiling (parquet-wasm alone)...`);
+  const parts = files.map(decodeCeiling);
+  const ceiling = { rows: parts.reduce((a, p) => a + p.rows, 0), seconds: parts.reduce((a, p) => a + p.seconds, 0), peakRssBytes: Math.max(...parts.map((p) => p.peakRssBytes)) };
   say(`decode: ${ceiling.rows} rows in ${ceiling.seconds.toFixed(1)} s = ${(ceiling.rows / ceiling.seconds).toFixed(0)} rows/s, peak RSS ${(ceiling.peakRssBytes / MB).toFixed(0)} MB`);
 
   const dataDir = mkdtempSync(join(paths.cache, 'bulk', 'service-'));
@@ -106,23 +118,26 @@ async function main() {
     // --buffer=N: the promotion policy's max_buffer_vectors (how often the load seals a partition).
     if (args.buffer) await call('PUT', `/datasets/${ds.id}/promotion-policy`, { max_buffer_vectors: Number(args.buffer), max_buffer_age_ms: 10_000 });
     const rssIdle = memoryOf(pid).rss;
-    const init = await call('POST', `/v1/datasets/${ds.id}/upload/init`, { files: [{ name: 'vectors.parquet', size_bytes: bytes, content_type: PARQUET }] });
-    const upload = init.uploads[0];
-    const tUp = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      const req = request(upload.upload_url, { method: 'PUT', headers: { 'content-type': PARQUET, 'content-length': String(bytes) } }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}`))));
-      });
-      req.on('error', reject);
-      createReadStream(file).pipe(req);
+    const init = await call('POST', `/v1/datasets/${ds.id}/upload/init`, {
+      files: files.map((f, i) => ({ name: f.split('/').at(-1), size_bytes: sizes[i], content_type: PARQUET })),
     });
+    const tUp = Date.now();
+    for (const [i, upload] of (init.uploads as { upload_url: string }[]).entries()) {
+      await new Promise<void>((resolve, reject) => {
+        const req = request(upload.upload_url, { method: 'PUT', headers: { 'content-type': PARQUET, 'content-length': String(sizes[i]) } }, (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`PUT answered ${res.statusCode}`))));
+        });
+        req.on('error', reject);
+        createReadStream(files[i]).pipe(req);
+      });
+    }
     const uploadSeconds = (Date.now() - tUp) / 1000;
     const rssAfterUpload = memoryOf(pid);
     say(`uploaded in ${uploadSeconds.toFixed(1)} s; service RSS ${(rssAfterUpload.rss / MB).toFixed(0)} MB (peak ${(rssAfterUpload.peak / MB).toFixed(0)})`);
 
     const t0 = Date.now();
-    await call('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: [upload.file_id] });
+    await call('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: init.uploads.map((u: { file_id: string }) => u.file_id) });
     let job: Record<string, any>;
     let peakDuringLoad = 0;
     for (;;) {
@@ -153,6 +168,7 @@ async function main() {
       loadAfter: loadavg()[0],
       rows: ROWS,
       dim: DIM,
+      files: FILES,
       rowGroupRows: GROUP,
       fileBytes: bytes,
       decode: { ...ceiling, rowsPerSecond: ceiling.rows / ceiling.seconds },
@@ -170,8 +186,8 @@ async function main() {
     const md = [
       '# bench:bulk',
       '',
-      `\`npm run bench:bulk -- --rows=${ROWS}\` at commit ${result.commit}, ${result.date}; ${result.cpus} cores, load average ${load0.toFixed(2)} before, ${result.loadAfter.toFixed(2)} after.`,
-      `File: ${ROWS.toLocaleString('en')} x ${DIM} float32 (fixed-size list), int64 id, a string and a float64 column, row groups of ${GROUP} rows, snappy: ${(bytes / MB).toFixed(0)} MB.`,
+      `\`npm run bench:bulk -- --rows=${ROWS}${FILES > 1 ? ` --files=${FILES}` : ''}\` at commit ${result.commit}, ${result.date}; ${result.cpus} cores, load average ${load0.toFixed(2)} before, ${result.loadAfter.toFixed(2)} after.`,
+      `${FILES === 1 ? 'File' : `${FILES} files of one job`}: ${ROWS.toLocaleString('en')} x ${DIM} float32 (fixed-size list), int64 id, a string and a float64 column, row groups of ${GROUP} rows, snappy: ${(bytes / MB).toFixed(0)} MB.`,
       'The service runs as `sable serve` on a fresh data directory (durable LMDB); the file goes up through the presigned URL.',
       '',
       '| measure | value |',
