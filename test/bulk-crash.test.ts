@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { waitForJob } from './support/jobs.js';
 
 const DIM = 16;
 const ROWS = 40_000;
@@ -57,12 +58,7 @@ describe('a bulk load killed with SIGKILL', () => {
 
     ({ child, url } = await serve(dir));
     try {
-      let job;
-      for (let i = 0; i < 1200; i++) {
-        job = await call('GET', `/v1/jobs/${init.job_id}`);
-        if (job.status === 'completed' || job.status === 'failed') break;
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const job = await waitForJob(() => call('GET', `/v1/jobs/${init.job_id}`), `job ${init.job_id}`);
       expect(job).toMatchObject({ status: 'completed', vectors_inserted: ROWS });
       const files = await call('GET', `/ingestion/jobs/${init.job_id}/files`);
       expect(files.files[0]).toMatchObject({ status: 'completed', retry_count: 1 });

@@ -10,6 +10,7 @@ import { loadConfig } from '../dist/control-plane/config.js';
 import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
 import { S3ObjectStore } from '../dist/control-plane/uploads/s3-store.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from './support/s3.js';
+import { waitForJob } from './support/jobs.js';
 
 const DIM = 4;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -34,14 +35,7 @@ describe('bulk uploads with S3-compatible object storage', () => {
     const text = await res.text();
     return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
   };
-  const waitJob = async (jobId: string) => {
-    for (let i = 0; i < 400; i++) {
-      const j = (await call('GET', `/v1/jobs/${jobId}`)).body;
-      if (j.status === 'completed' || j.status === 'failed') return j;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`job ${jobId} did not finish`);
-  };
+  const waitJob = (jobId: string) => waitForJob(async () => (await call('GET', `/v1/jobs/${jobId}`)).body, `job ${jobId}`);
 
   beforeAll(async () => {
     s3 = await startS3('vectors');

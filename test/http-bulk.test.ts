@@ -11,6 +11,7 @@ import { UploadSigner } from '../dist/control-plane/uploads/signer.js';
 import { ControlStore } from '../dist/control-plane/store.js';
 import { JobStore } from '../dist/control-plane/jobs/store.js';
 import { parquetBytes, type VectorBatch } from '../dist/bench/bulk/parquet-writer.js';
+import { waitForJob } from './support/jobs.js';
 
 const DIM = 8;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -53,14 +54,7 @@ describe('bulk Parquet uploads and jobs over HTTP', () => {
   };
   const put = (url: string, bytes: Uint8Array, contentType = PARQUET, headers: Record<string, string> = {}) =>
     fetch(url, { method: 'PUT', headers: { 'content-type': contentType, ...headers }, body: bytes });
-  const waitJob = async (jobId: string) => {
-    for (let i = 0; i < 400; i++) {
-      const j = (await call('GET', `/v1/jobs/${jobId}`)).body;
-      if (j.status === 'completed' || j.status === 'failed') return j;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    throw new Error(`job ${jobId} did not finish`);
-  };
+  const waitJob = (jobId: string) => waitForJob(async () => (await call('GET', `/v1/jobs/${jobId}`)).body, `job ${jobId}`);
   /** init + PUT + complete; returns the finished job. */
   const load = async (datasetId: string, files: Uint8Array[], extra: Record<string, unknown> = {}) => {
     const init = await call('POST', `/v1/datasets/${datasetId}/upload/init`, {

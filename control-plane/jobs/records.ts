@@ -72,6 +72,11 @@ export interface FileRecord {
   uploaded_at: string | null;
 }
 
+/** The file ended in failure: its reason is the error's type. */
+export function failedFile(f: FileRecord, type: string, message: string): FileRecord {
+  return { ...f, status: 'failed', status_reason: type, error_type: type, error_message: message, completed_at: new Date().toISOString() };
+}
+
 export function publicJob(j: JobRecord) {
   return {
     job_id: j.job_id,

@@ -10,7 +10,7 @@ import type { DatasetService } from '../domain/datasets.js';
 import type { ObjectStore } from '../uploads/object-store.js';
 import { IdSet } from './id-set.js';
 import { FileLoadError, Interrupted, type FileLoader } from './file-loader.js';
-import { newFile, newJob, type FileRecord, type JobRecord } from './records.js';
+import { failedFile, newFile, newJob, type FileRecord, type JobRecord } from './records.js';
 import type { JobStore } from './store.js';
 
 /** Progress is written at most this often while a file loads. */
@@ -62,10 +62,10 @@ export class JobRunner {
     fresh.current_step = 'queued';
     const copies: FileRecord[] = [];
     for (const f of files) {
-      const copy = newFile({ jobId: fresh.job_id, fileId: crypto.randomUUID(), position: f.position, name: f.file_name, key: f.file_path, size: f.file_size_bytes, contentType: f.content_type });
+      let copy = newFile({ jobId: fresh.job_id, fileId: crypto.randomUUID(), position: f.position, name: f.file_name, key: f.file_path, size: f.file_size_bytes, contentType: f.content_type });
       const size = await this.objects.size(f.file_path);
       if (size === f.file_size_bytes) copy.uploaded_at = f.uploaded_at ?? new Date().toISOString();
-      else Object.assign(copy, { status: 'failed', error_type: 'upload_missing', error_message: 'the uploaded bytes are no longer stored', status_reason: 'upload missing', completed_at: new Date().toISOString() });
+      else copy = failedFile(copy, 'upload_missing', 'the uploaded bytes are no longer stored');
       copies.push(copy);
     }
     fresh.message = `retry of job ${job.job_id}`;
@@ -125,19 +125,19 @@ export class JobRunner {
   private async loadFiles(job: JobRecord, record: DatasetRecord, t0: number): Promise<void> {
     const jobId = job.job_id;
     const all = this.jobs.filesOf(jobId);
-    const todo = all.filter((f) => f.status === 'pending');
+    const pendingFiles = all.filter((f) => f.status === 'pending');
     const multiFile = all.filter((f) => f.status !== 'skipped').length > 1;
-    const totalBytes = todo.reduce((s, f) => s + f.file_size_bytes, 0) || 1;
+    const totalBytes = pendingFiles.reduce((s, f) => s + f.file_size_bytes, 0) || 1;
     let doneBytes = 0;
     const seen = new IdSet();
     let lastWrite = 0;
     let progressWrite: Promise<unknown> | null = null;
 
-    for (const [index, file] of todo.entries()) {
+    for (const [index, file] of pendingFiles.entries()) {
       if (this.stopping) throw new Interrupted();
       const fileT0 = Date.now();
       await this.jobs.updateFile(jobId, file.uuid, (f) => Object.assign(f, { status: 'processing', started_at: new Date().toISOString(), status_reason: null }));
-      const step = `${job.validate_only ? 'validating' : 'loading'} ${file.file_name} (${index + 1} of ${todo.length})`;
+      const step = `${job.validate_only ? 'validating' : 'loading'} ${file.file_name} (${index + 1} of ${pendingFiles.length})`;
       await this.jobs.updateJob(jobId, (j) => void (j.current_step = step));
       let staged;
       try {
@@ -189,16 +189,7 @@ export class JobRunner {
         if (!(e instanceof FileLoadError) && !(e instanceof ApiError)) console.error(`sable: job ${jobId} file ${file.file_name}:`, e);
         await this.jobs.write(() => {
           const f = this.jobs.files.get([jobId, file.uuid])!;
-          this.jobs.files.put([jobId, file.uuid], {
-            ...f,
-            status: 'failed',
-            status_reason: err.type,
-            error_type: err.type,
-            error_message: err.message,
-            vectors_inserted: err.inserted,
-            processing_duration_ms: Date.now() - fileT0,
-            completed_at: new Date().toISOString(),
-          });
+          this.jobs.files.put([jobId, file.uuid], { ...failedFile(f, err.type, err.message), vectors_inserted: err.inserted, processing_duration_ms: Date.now() - fileT0 });
           const j = this.jobs.jobs.get(jobId)!;
           this.jobs.jobs.put(jobId, { ...j, vectors_inserted: j.vectors_inserted + err.inserted });
         });
@@ -233,7 +224,7 @@ export class JobRunner {
     await this.jobs.write(() => {
       for (const f of this.jobs.filesOf(jobId)) {
         if (f.status !== 'pending' && f.status !== 'processing') continue;
-        this.jobs.files.put([jobId, f.uuid], { ...f, status: 'failed', status_reason: type, error_type: type, error_message: message, completed_at: new Date().toISOString() });
+        this.jobs.files.put([jobId, f.uuid], failedFile(f, type, message));
       }
     });
   }

@@ -10,7 +10,7 @@ import { ApiError } from '../errors.js';
 import type { Route } from '../http/router.js';
 import { json, type Request } from '../http/types.js';
 import type { JobRunner } from '../jobs/runner.js';
-import { newFile, newJob, type FileRecord } from '../jobs/records.js';
+import { failedFile, newFile, newJob, type FileRecord } from '../jobs/records.js';
 import type { JobStore } from '../jobs/store.js';
 import * as S from '../schemas/uploads.js';
 import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../uploads/object-store.js';
@@ -106,16 +106,16 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         const listed = new Set(b.file_ids);
         let confirmed = 0;
         const now = new Date().toISOString();
-        for (const f of files) {
+        for (const [i, f] of files.entries()) {
           if (!listed.has(f.uuid)) {
             Object.assign(f, { status: 'skipped', status_reason: 'not listed in upload/complete', completed_at: now });
             continue;
           }
           const size = await d.objects.size(f.file_path);
           if (size === null) {
-            Object.assign(f, { status: 'failed', error_type: 'upload_missing', error_message: 'no bytes were uploaded for this file', status_reason: 'upload missing', completed_at: now });
+            files[i] = failedFile(f, 'upload_missing', 'no bytes were uploaded for this file');
           } else if (size !== f.file_size_bytes) {
-            Object.assign(f, { status: 'failed', error_type: 'size_mismatch', error_message: `${size} bytes were uploaded; ${f.file_size_bytes} were declared`, status_reason: 'size mismatch', completed_at: now });
+            files[i] = failedFile(f, 'size_mismatch', `${size} bytes were uploaded; ${f.file_size_bytes} were declared`);
           } else {
             f.uploaded_at ??= now;
             confirmed++;
