@@ -1,27 +1,49 @@
 // The decode ceiling: reads a Parquet vectors file with parquet-wasm alone, one row group at a
 // time, down to the vector column's Float32Array, and prints one JSON line. Run in its own
-// process by run.ts so its memory is its own.
-import { openAsBlob } from 'node:fs';
+// process by run.ts so its memory is its own. Files of 4 GiB and more go through one-row-group
+// files (Node's openAsBlob reports their size modulo 2^32; see workers/parquet/row-group-file.ts).
+import { openAsBlob, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
+import { readFooter, rowGroupFile } from '../../workers/parquet/row-group-file.js';
 import { memoryOf } from './proc-memory.js';
 
 const path = process.argv[2];
 const t0 = process.hrtime.bigint();
-const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
-const meta = file.metadata();
-const groups = meta.numRowGroups();
-meta.free();
 let rows = 0;
 let checksum = 0;
-for (let g = 0; g < groups; g++) {
-  const table = arrow.tableFromIPC((await file.read({ rowGroups: [g], batchSize: 1 << 20 })).intoIPCStream());
+const take = (table: arrow.Table) => {
   for (const batch of table.batches) {
-    const values = batch.getChild('embedding')!.data[0].children[0].values as Float32Array;
-    checksum += values[0];
+    checksum += (batch.getChild('embedding')!.data[0].children[0].values as Float32Array)[0];
     rows += batch.numRows;
   }
+};
+const size = statSync(path).size;
+if (size < 2 ** 32) {
+  const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
+  const meta = file.metadata();
+  const groups = meta.numRowGroups();
+  meta.free();
+  for (let g = 0; g < groups; g++) take(arrow.tableFromIPC((await file.read({ rowGroups: [g], batchSize: 1 << 20 })).intoIPCStream()));
+  file.free();
+} else {
+  const handle = await open(path, 'r');
+  const access = {
+    size,
+    async read(a: number, b: number) {
+      const out = new Uint8Array(b - a);
+      await handle.read(out, 0, out.length, a);
+      return out;
+    },
+  };
+  const footer = await readFooter(access);
+  for (let g = 0; g < footer.rowGroups.length; g++) {
+    const file = await pq.ParquetFile.fromFile(await rowGroupFile(access, footer, g));
+    take(arrow.tableFromIPC((await file.read({ rowGroups: [0], batchSize: 1 << 20 })).intoIPCStream()));
+    file.free();
+  }
+  await handle.close();
 }
-file.free();
 const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
 console.log(JSON.stringify({ rows, seconds, checksum, peakRssBytes: memoryOf().peak }));

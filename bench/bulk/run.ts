@@ -88,8 +88,9 @@ async function startService(dataDir: string): Promise<{ child: ChildProcess; url
 async function main() {
   const dataDir0 = join(paths.cache, 'bulk');
   mkdirSync(dataDir0, { recursive: true });
-  const files: string[] = [];
-  for (let i = 0; i < FILES; i++) {
+  // --file=PATH loads an existing file (of --rows rows, --dim dimensions) instead of generating one.
+  const files: string[] = args.file ? [args.file] : [];
+  for (let i = 0; i < FILES && !args.file; i++) {
     const first = Math.floor((ROWS * i) / FILES);
     const rows = Math.floor((ROWS * (i + 1)) / FILES) - first;
     const file = join(dataDir0, FILES === 1 ? `vectors-${ROWS}x${DIM}.parquet` : `vectors-${ROWS}x${DIM}-part${i + 1}of${FILES}.parquet`);
@@ -186,8 +187,10 @@ async function main() {
     const md = [
       '# bench:bulk',
       '',
-      `\`npm run bench:bulk -- --rows=${ROWS}${FILES > 1 ? ` --files=${FILES}` : ''}\` at commit ${result.commit}, ${result.date}; ${result.cpus} cores, load average ${load0.toFixed(2)} before, ${result.loadAfter.toFixed(2)} after.`,
-      `${FILES === 1 ? 'File' : `${FILES} files of one job`}: ${ROWS.toLocaleString('en')} x ${DIM} float32 (fixed-size list), int64 id, a string and a float64 column, row groups of ${GROUP} rows, snappy: ${(bytes / MB).toFixed(0)} MB.`,
+      `\`npm run bench:bulk -- --rows=${ROWS}${FILES > 1 ? ` --files=${FILES}` : ''}${args.file ? ` --file=${args.file}` : ''}\` at commit ${result.commit}, ${result.date}; ${result.cpus} cores, load average ${load0.toFixed(2)} before, ${result.loadAfter.toFixed(2)} after.`,
+      args.file
+        ? `File: ${args.file} (given; ${ROWS.toLocaleString('en')} x ${DIM}), ${(bytes / MB).toFixed(0)} MB.`
+        : `${FILES === 1 ? 'File' : `${FILES} files of one job`}: ${ROWS.toLocaleString('en')} x ${DIM} float32 (fixed-size list), int64 id, a string and a float64 column, row groups of ${GROUP} rows, snappy: ${(bytes / MB).toFixed(0)} MB.`,
       'The service runs as `sable serve` on a fresh data directory (durable LMDB); the file goes up through the presigned URL.',
       '',
       '| measure | value |',

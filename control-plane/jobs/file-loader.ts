@@ -3,7 +3,6 @@
  * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
  * groups whatever the file's size. Ids must be unique across the job's files.
  */
-import { stat } from 'node:fs/promises';
 import type { Metadata } from '../../engine/index.js';
 import type { GroupData, LoadProblem, MetadataColumn, ParquetPool } from '../../workers/index.js';
 import type { Observations } from '../domain/dataset-record.js';
@@ -40,9 +39,6 @@ export interface FileLoader {
   load(req: LoadRequest): Promise<{ rows: number; inserted: number }>;
 }
 
-/** parquet-wasm addresses the file with wasm32's 32-bit offsets: past 4 GiB it misreads the footer. */
-const WASM32_FILE_LIMIT = 2 ** 32;
-
 const isProblem = (x: object): x is LoadProblem => 'type' in x && 'message' in x;
 
 export class ParquetLoader implements FileLoader {
@@ -50,10 +46,6 @@ export class ParquetLoader implements FileLoader {
 
   async load(req: LoadRequest): Promise<{ rows: number; inserted: number }> {
     let inserted = 0;
-    const { size } = await stat(req.path);
-    if (size >= WASM32_FILE_LIMIT) {
-      throw new FileLoadError('file_too_large', `the file has ${size} bytes; the Parquet reader (parquet-wasm, 32-bit offsets) reads files under 4 GiB: split it (250 MB to 1 GB per file is the recommended size)`);
-    }
     try {
       const shape = await this.pool.inspect(req.path, req.dim, req.idColumnRequired);
       if (isProblem(shape)) throw new FileLoadError(shape.type, shape.message);

@@ -1,12 +1,13 @@
 /**
- * Runs on the Parquet pool's thread: opens a file lazily (only its footer is read) and decodes
- * one row group per call, so memory stays bounded by a row group whatever the file's size, and
- * decoding never holds the HTTP thread. The file stays open between calls for the same path.
+ * Runs on the Parquet pool's thread: reads a file's footer once and decodes one row group per
+ * call (through a virtual one-group file, row-group-file.ts: files of any size), so memory stays
+ * bounded by a row group whatever the file's size, and decoding never holds the HTTP thread.
  */
-import { openAsBlob } from 'node:fs';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
 import { groupData, type GroupData } from './group.js';
+import { readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
 import { shapeOf, ShapeError, type FileShape, type LoadProblem } from './shape.js';
 
 export type ParquetTask =
@@ -16,19 +17,48 @@ export type ParquetTask =
 
 export type ParquetResult = { shape: FileShape } | { group: GroupData } | { problem: LoadProblem } | { closed: true };
 
-let open: { path: string; file: pq.ParquetFile } | null = null;
+let open: { path: string; handle: FileHandle; file: RandomAccess; footer: Footer } | null = null;
 
-async function fileAt(path: string): Promise<pq.ParquetFile> {
-  if (open?.path === path) return open.file;
-  closeFile();
-  const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
-  open = { path, file };
-  return file;
+async function closeFile(): Promise<void> {
+  const was = open;
+  open = null;
+  await was?.handle.close();
 }
 
-function closeFile(): void {
-  open?.file.free();
-  open = null;
+async function fileAt(path: string): Promise<{ file: RandomAccess; footer: Footer }> {
+  if (open?.path === path) return open;
+  await closeFile();
+  const handle = await openFile(path, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    const file: RandomAccess = {
+      size,
+      async read(start, end) {
+        const out = new Uint8Array(end - start);
+        for (let at = 0; at < out.length; ) {
+          const { bytesRead } = await handle.read(out, at, out.length - at, start + at);
+          if (bytesRead === 0) throw new Error('the file ended early');
+          at += bytesRead;
+        }
+        return out;
+      },
+    };
+    open = { path, handle, file, footer: await readFooter(file) };
+    return open;
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+/** parquet-wasm on a small virtual file (one row group, or the schema alone); freed after. */
+async function withParquet<R>(blob: Blob, use: (f: pq.ParquetFile) => Promise<R>): Promise<R> {
+  const f = await pq.ParquetFile.fromFile(blob);
+  try {
+    return await use(f);
+  } finally {
+    f.free();
+  }
 }
 
 /** parquet-wasm's errors are strings or Errors with the Rust message; say what the file is not. */
@@ -39,32 +69,35 @@ function notParquet(e: unknown): LoadProblem {
 
 export default async function run(task: ParquetTask): Promise<ParquetResult> {
   if (task.op === 'close') {
-    closeFile();
+    await closeFile();
     return { closed: true };
   }
-  let file: pq.ParquetFile;
+  let file: RandomAccess;
+  let footer: Footer;
   try {
-    file = await fileAt(task.path);
+    ({ file, footer } = await fileAt(task.path));
   } catch (e) {
     return { problem: notParquet(e) };
   }
   try {
     if (task.op === 'inspect') {
-      const meta = file.metadata();
-      const groups = meta.rowGroups().map((g) => {
-        const n = g.numRows();
-        g.free();
-        return n;
-      });
-      meta.free();
-      const schema = arrow.tableFromIPC(file.schema().intoIPCStream()).schema;
+      let schema: arrow.Schema;
+      try {
+        schema = await withParquet(schemaFile(footer), async (f) => arrow.tableFromIPC(f.schema().intoIPCStream()).schema);
+      } catch (e) {
+        return { problem: notParquet(e) };
+      }
+      const groups = footer.rowGroups.map(rowGroupRows);
       const rows = groups.reduce((s, n) => s + n, 0);
       return { shape: shapeOf(schema, rows, groups, task.dim, task.idRequired) };
     }
+    if (task.group < 0 || task.group >= footer.rowGroups.length) throw new Error(`row group ${task.group} is out of range`);
     let table: arrow.Table;
     try {
       const columns = [task.shape.vectorColumn, ...(task.shape.idColumn ? [task.shape.idColumn] : []), ...task.shape.metadata.map((m) => m.name)];
-      table = arrow.tableFromIPC((await file.read({ rowGroups: [task.group], columns, batchSize: 1 << 20 })).intoIPCStream());
+      table = await withParquet(await rowGroupFile(file, footer, task.group), async (f) =>
+        arrow.tableFromIPC((await f.read({ rowGroups: [0], columns, batchSize: 1 << 20 })).intoIPCStream()),
+      );
     } catch (e) {
       return { problem: notParquet(e) };
     }
