@@ -6,7 +6,7 @@ import { openAsBlob, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
-import { readFooter, rowGroupFile } from '../../workers/parquet/row-group-file.js';
+import { fileAccess, readFooter, rowGroupFile } from '../../workers/parquet/row-group-file.js';
 import { memoryOf } from './proc-memory.js';
 
 const path = process.argv[2];
@@ -29,14 +29,7 @@ if (size < 2 ** 32) {
   file.free();
 } else {
   const handle = await open(path, 'r');
-  const access = {
-    size,
-    async read(a: number, b: number) {
-      const out = new Uint8Array(b - a);
-      await handle.read(out, 0, out.length, a);
-      return out;
-    },
-  };
+  const access = fileAccess(handle, size);
   const footer = await readFooter(access);
   for (let g = 0; g < footer.rowGroups.length; g++) {
     const file = await pq.ParquetFile.fromFile(await rowGroupFile(access, footer, g));

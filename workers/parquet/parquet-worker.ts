@@ -7,7 +7,7 @@ import { open as openFile, type FileHandle } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
 import { groupData, type GroupData } from './group.js';
-import { readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
+import { fileAccess, readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
 import { shapeOf, ShapeError, type FileShape, type LoadProblem } from './shape.js';
 
 export type ParquetTask =
@@ -30,19 +30,7 @@ async function fileAt(path: string): Promise<{ file: RandomAccess; footer: Foote
   await closeFile();
   const handle = await openFile(path, 'r');
   try {
-    const size = (await handle.stat()).size;
-    const file: RandomAccess = {
-      size,
-      async read(start, end) {
-        const out = new Uint8Array(end - start);
-        for (let at = 0; at < out.length; ) {
-          const { bytesRead } = await handle.read(out, at, out.length - at, start + at);
-          if (bytesRead === 0) throw new Error('the file ended early');
-          at += bytesRead;
-        }
-        return out;
-      },
-    };
+    const file = fileAccess(handle, (await handle.stat()).size);
     open = { path, handle, file, footer: await readFooter(file) };
     return open;
   } catch (e) {

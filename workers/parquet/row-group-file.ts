@@ -5,6 +5,7 @@
  * for each row group builds a small in-memory Parquet file, `PAR1` + that group's column chunks +
  * a footer holding only that group with its offsets moved, which parquet-wasm reads as usual.
  */
+import type { FileHandle } from 'node:fs/promises';
 import { T, Reader, Writer, type ListValue, type Struct } from './thrift-compact.js';
 
 const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // PAR1
@@ -18,6 +19,22 @@ export interface Footer {
 export interface RandomAccess {
   size: number;
   read(start: number, end: number): Promise<Uint8Array<ArrayBuffer>>;
+}
+
+/** Positioned reads of an open file. */
+export function fileAccess(handle: FileHandle, size: number): RandomAccess {
+  return {
+    size,
+    async read(start, end) {
+      const out = new Uint8Array(end - start);
+      for (let at = 0; at < out.length; ) {
+        const { bytesRead } = await handle.read(out, at, out.length - at, start + at);
+        if (bytesRead === 0) throw new Error('the file ended early');
+        at += bytesRead;
+      }
+      return out;
+    },
+  };
 }
 
 /** The file's FileMetaData, read from its tail. */
