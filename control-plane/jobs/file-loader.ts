@@ -46,50 +46,52 @@ export class ParquetLoader implements FileLoader {
 
   async load(req: LoadRequest): Promise<{ rows: number; inserted: number }> {
     let inserted = 0;
+    let next: Promise<GroupData | LoadProblem> | null = null;
+    // Ends the file: the read already under way is let finish first, and a failure says how much
+    // of the file earlier row groups loaded.
+    const stop = async (error: Error): Promise<never> => {
+      await next?.catch(() => {});
+      if (error instanceof FileLoadError && inserted > 0) {
+        throw new FileLoadError(error.type, `${error.message} (${inserted} vectors of earlier row groups were loaded)`, inserted);
+      }
+      throw error;
+    };
     try {
       const shape = await this.pool.inspect(req.path, req.dim, req.idColumnRequired);
       if (isProblem(shape)) throw new FileLoadError(shape.type, shape.message);
-      const starts = shape.rowGroups.map((_, g) => shape.rowGroups.slice(0, g).reduce((s, n) => s + n, 0));
+      const starts: number[] = [];
+      shape.rowGroups.reduce((first, rows) => (starts.push(first), first + rows), 0);
       const read = (g: number) => this.pool.read(req.path, req.dim, shape, g, starts[g]);
-      let next = shape.rowGroups.length > 0 ? read(0) : null;
+      next = shape.rowGroups.length > 0 ? read(0) : null;
       let rowsDone = 0;
       let observed: Observations = {};
       for (let g = 0; g < shape.rowGroups.length; g++) {
         const group = await next!;
         next = g + 1 < shape.rowGroups.length ? read(g + 1) : null;
-        if (isProblem(group)) {
-          await next?.catch(() => {});
-          throw new FileLoadError(group.type, `${group.message}${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
-        }
-        for (let r = 0; r < group.rows; r++) {
-          if (!req.seen.add(group.ids[r])) {
-            await next?.catch(() => {});
-            throw new FileLoadError('duplicate_id', `id ${group.ids[r]} (row ${starts[g] + r}) appears more than once in this job${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
-          }
+        if (isProblem(group)) await stop(new FileLoadError(group.type, group.message));
+        const data = group as GroupData;
+        for (let r = 0; r < data.rows; r++) {
+          if (!req.seen.add(data.ids[r])) await stop(new FileLoadError('duplicate_id', `id ${data.ids[r]} (row ${starts[g] + r}) appears more than once in this job`));
         }
         if (!req.validateOnly) {
+          // Schema inference sees the first group at once (its columns become filterable during
+          // the load); later counts are added up and recorded with the file's last group.
+          addObservations(observed, observationsOf(data));
+          const record = g === 0 || g === shape.rowGroups.length - 1;
           try {
-            // Schema inference sees the first group at once (its columns become filterable during
-            // the load); later counts are added up and recorded with the file's last group.
-            addObservations(observed, observationsOf(group));
-            const last = g === shape.rowGroups.length - 1;
-            await req.upsert(group.ids, group.vectors, metadataRows(group), g === 0 || last ? observed : {});
-            if (g === 0 || last) observed = {};
+            await req.upsert(data.ids, data.vectors, metadataRows(data), record ? observed : {});
           } catch (e) {
             // The dataset refused the batch (deleted meanwhile, closed, out of space): the file
-            // fails with that reason and with how much of it was loaded before.
-            await next?.catch(() => {});
+            // fails with that reason.
             const code = (e as { code?: unknown }).code;
-            throw new FileLoadError(typeof code === 'string' ? code : 'internal', `${(e as Error).message}${inserted > 0 ? ` (${inserted} vectors of earlier row groups were loaded)` : ''}`, inserted);
+            await stop(new FileLoadError(typeof code === 'string' ? code : 'internal', (e as Error).message));
           }
-          inserted += group.rows;
+          if (record) observed = {};
+          inserted += data.rows;
         }
-        rowsDone += group.rows;
+        rowsDone += data.rows;
         await req.onProgress(rowsDone, shape.rows, inserted);
-        if (req.shouldStop()) {
-          await next?.catch(() => {});
-          throw new Interrupted();
-        }
+        if (req.shouldStop()) await stop(new Interrupted());
       }
       return { rows: rowsDone, inserted };
     } finally {

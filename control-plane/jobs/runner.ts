@@ -156,20 +156,21 @@ export class JobRunner {
             const pct = (100 * (doneBytes + file.file_size_bytes * (rowsDone / Math.max(rowsTotal, 1)))) / totalBytes;
             // Not awaited: the load goes on while the commit syncs; one write in flight at most.
             progressWrite = this.jobs
-              .write(() => {
-                const j = this.jobs.jobs.get(jobId)!;
-                this.jobs.jobs.put(jobId, { ...j, progress_percentage: round1(Math.min(pct, 99.9)), processing_time_seconds: (Date.now() - t0) / 1000 });
-                const f = this.jobs.files.get([jobId, file.uuid])!;
-                this.jobs.files.put([jobId, file.uuid], { ...f, rows_read: rowsDone, vectors_inserted: inserted });
-              })
+              .updateFileAndJob(
+                jobId,
+                file.uuid,
+                (f) => ({ ...f, rows_read: rowsDone, vectors_inserted: inserted }),
+                (j) => ({ ...j, progress_percentage: round1(Math.min(pct, 99.9)), processing_time_seconds: (Date.now() - t0) / 1000 }),
+              )
               .catch((e: Error) => console.error(`sable: job ${jobId}: progress not recorded: ${e.message}`))
               .finally(() => (progressWrite = null));
           },
         });
         await progressWrite;
-        await this.jobs.write(() => {
-          const f = this.jobs.files.get([jobId, file.uuid])!;
-          this.jobs.files.put([jobId, file.uuid], {
+        await this.jobs.updateFileAndJob(
+          jobId,
+          file.uuid,
+          (f) => ({
             ...f,
             status: 'completed',
             status_reason: job.validate_only ? `valid: ${result.rows} rows, dimension ${record.dim}` : `${result.inserted} vectors loaded`,
@@ -177,22 +178,21 @@ export class JobRunner {
             vectors_inserted: result.inserted,
             processing_duration_ms: Date.now() - fileT0,
             completed_at: new Date().toISOString(),
-          });
-          const j = this.jobs.jobs.get(jobId)!;
-          this.jobs.jobs.put(jobId, { ...j, documents_processed: j.documents_processed + 1, vectors_inserted: j.vectors_inserted + result.inserted });
-        });
+          }),
+          (j) => ({ ...j, documents_processed: j.documents_processed + 1, vectors_inserted: j.vectors_inserted + result.inserted }),
+        );
       } catch (e) {
         await progressWrite;
         if (e instanceof Interrupted) throw e;
         // An API error here is the dataset's (deleted or closed during the load); anything else is ours.
         const err = e instanceof FileLoadError ? e : e instanceof ApiError ? new FileLoadError(e.code, e.message) : new FileLoadError('internal', (e as Error).message);
         if (!(e instanceof FileLoadError) && !(e instanceof ApiError)) console.error(`sable: job ${jobId} file ${file.file_name}:`, e);
-        await this.jobs.write(() => {
-          const f = this.jobs.files.get([jobId, file.uuid])!;
-          this.jobs.files.put([jobId, file.uuid], { ...failedFile(f, err.type, err.message), vectors_inserted: err.inserted, processing_duration_ms: Date.now() - fileT0 });
-          const j = this.jobs.jobs.get(jobId)!;
-          this.jobs.jobs.put(jobId, { ...j, vectors_inserted: j.vectors_inserted + err.inserted });
-        });
+        await this.jobs.updateFileAndJob(
+          jobId,
+          file.uuid,
+          (f) => ({ ...failedFile(f, err.type, err.message), vectors_inserted: err.inserted, processing_duration_ms: Date.now() - fileT0 }),
+          (j) => ({ ...j, vectors_inserted: j.vectors_inserted + err.inserted }),
+        );
       } finally {
         await staged?.release();
       }

@@ -59,6 +59,14 @@ export class JobStore {
     });
   }
 
+  /** Changes a file and its job in one transaction (the job's counters follow its files). */
+  updateFileAndJob(jobId: string, fileId: string, file: (f: FileRecord) => FileRecord, job: (j: JobRecord) => JobRecord): Promise<void> {
+    return this.write(() => {
+      this.files.put([jobId, fileId], file(this.files.get([jobId, fileId])!));
+      this.jobs.put(jobId, job(this.jobs.get(jobId)!));
+    });
+  }
+
   async updateFile(jobId: string, fileId: string, change: (f: FileRecord) => void): Promise<FileRecord> {
     return this.write(() => {
       const f = this.files.get([jobId, fileId]);
