@@ -7,7 +7,7 @@
  * partition and indexes it in the background; compaction merges small partitions and drops
  * tombstones. Searches never wait for any of it.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { columnBatches, Dictionary, type ColumnContext } from './columns.js';
 import { invalid, SableError } from './errors.js';
@@ -212,7 +212,14 @@ export class Dataset {
     return all.map((partition) => ({ partition, mask: native.segmentContains(partition.handle, ids) }));
   }
 
-  /** Inside a write transaction: the LMDB side of removing rows from where they live. */
+  /**
+   * Inside the write transaction that acknowledges a delete or a replacement: the id leaves the
+   * LMDB membership of every partition that holds it. That membership is what a partition is
+   * after a restart: a partition not sealed yet holds its `pending` ids, a sealed one the ids
+   * recorded at its seal minus its `tombs`. So a growing partition loses the pending entry, and
+   * any other (sealing, sealed, being rebuilt, a compaction's target) gets a tombstone, plus the
+   * pending entry's removal while its seal has not committed.
+   */
   private recordRemovals(located: { partition: Partition; mask: Uint8Array }[], ids: Float64Array, rewrittenIn: Partition | null) {
     const uid = this.record.uid;
     for (const { partition, mask } of located) {
@@ -313,7 +320,9 @@ export class Dataset {
   private async seal(p: Partition): Promise<void> {
     // At once, not in the build queue: a partition waiting its turn then holds half the memory.
     await native.segmentCompactRows(p.handle, this.record.indexType);
+    p.built = false;
     await this.buildInTurn(p.handle);
+    p.built = true;
     const snapshot = await this.saveSnapshot(p);
     const ids = native.segmentLiveIds(p.handle);
     await this.storage.write(() => {
@@ -372,6 +381,7 @@ export class Dataset {
       d.restore(str, value);
     }
     const records = [...this.storage.parts.getRange({ start: [uid], end: [uid, '\uffff'] })].map((e) => e.value);
+    await this.dropOrphans(records);
     const growingRecords = records.filter((r) => r.state === 'growing');
     for (const rec of records) {
       if (rec.state === 'sealed') {
@@ -401,30 +411,92 @@ export class Dataset {
     }
   }
 
+  /**
+   * A sealed partition holds exactly its members (see `members`); its snapshot is a cache of
+   * them. A snapshot row outside the members is not served (format 2 snapshots kept rows deleted
+   * while their partition was growing, and brought them back after a restart); a member the
+   * snapshot lacks means the snapshot is wrong, and it is rebuilt from LMDB.
+   */
   private async openSealed(rec: PartitionRecord): Promise<number> {
     const uid = this.record.uid;
-    let handle: number;
-    try {
-      if (!rec.snapshot) throw new SableError('no snapshot', 'snapshot_missing');
-      handle = await native.segmentLoad(this.storage.snapshotPath(rec.snapshot));
-    } catch (e) {
-      const code = (e as SableError).code;
-      if (code !== 'snapshot_missing' && code !== 'snapshot_corrupt') throw e;
-      // The snapshot is a cache of LMDB: rebuild it from the source of truth.
-      handle = native.segmentCreate(this.dim, this.metric);
-      await this.appendFromStorage(handle, Array.from(this.storage.sealedIds(uid, rec)));
-      await native.segmentBuild(handle, this.record.indexType, this.buildOptions());
-      if (this.storage.durable) {
-        const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
-        await native.segmentSave(handle, this.storage.snapshotPath(file));
-        if (!rec.snapshot) await this.storage.write(() => this.storage.parts.put([uid, rec.pid], { ...rec, snapshot: file }));
+    const members = this.members(rec);
+    const loaded = await this.loadSnapshot(rec);
+    if (loaded !== null) {
+      const { removed, missing } = native.segmentReconcile(loaded, members);
+      if (missing === 0) {
+        this.repairedRows += removed;
+        // A schema change retypes the columns in memory; a snapshot written before it is retyped here.
+        const stale = this.staleColumns(loaded);
+        if (stale) {
+          const codes = this.columnsFromStorage(loaded);
+          await this.storage.write(() => {
+            for (const [column, value, code] of codes) this.storage.dict.put([uid, column, value], code);
+          });
+        }
+        if (removed > 0 || stale) await native.segmentSave(loaded, this.storage.snapshotPath(rec.snapshot!));
+        return loaded;
       }
-      this.rebuiltSnapshots++;
+      native.segmentRelease(loaded);
     }
-    const tombs = [...this.storage.keys(this.storage.tombs, [uid, rec.pid])].map((k) => k[2] as number);
-    if (tombs.length > 0) native.segmentRemove(handle, Float64Array.from(tombs));
+    const handle = native.segmentCreate(this.dim, this.metric);
+    await this.appendFromStorage(handle, Array.from(members));
+    await native.segmentBuild(handle, this.record.indexType, this.buildOptions());
+    if (this.storage.durable) {
+      const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
+      await native.segmentSave(handle, this.storage.snapshotPath(file));
+      if (!rec.snapshot) await this.storage.write(() => this.storage.parts.put([uid, rec.pid], { ...rec, snapshot: file }));
+    }
+    this.rebuiltSnapshots++;
     return handle;
   }
+
+  /** The snapshot's segment, or null when it is missing or corrupt. */
+  private async loadSnapshot(rec: PartitionRecord): Promise<number | null> {
+    if (!rec.snapshot) return null;
+    try {
+      return await native.segmentLoad(this.storage.snapshotPath(rec.snapshot));
+    } catch (e) {
+      const code = (e as SableError).code;
+      if (code === 'snapshot_missing' || code === 'snapshot_corrupt') return null;
+      throw e;
+    }
+  }
+
+  /** The ids a sealed partition holds: those recorded when it was sealed, minus its tombstones. */
+  private members(rec: PartitionRecord): Float64Array {
+    const uid = this.record.uid;
+    const ids = this.storage.sealedIds(uid, rec);
+    const tombs = new Set<number>();
+    for (const key of this.storage.keys(this.storage.tombs, [uid, rec.pid])) tombs.add(key[2] as number);
+    return tombs.size === 0 ? ids : ids.filter((id) => !tombs.has(id));
+  }
+
+  /**
+   * Tombstones and snapshot files of partitions that have no record: a compaction that did not
+   * commit before the process stopped leaves them.
+   */
+  private async dropOrphans(records: PartitionRecord[]): Promise<void> {
+    const uid = this.record.uid;
+    const known = new Set(records.map((r) => r.pid));
+    const orphans = new Set<number>();
+    for (const key of this.storage.keys(this.storage.tombs, [uid])) {
+      if (!known.has(key[1] as number)) orphans.add(key[1] as number);
+    }
+    if (orphans.size > 0) {
+      await this.storage.write(() => {
+        for (const pid of orphans) this.storage.removeRange(this.storage.tombs, [uid, pid]);
+      });
+    }
+    if (!this.storage.durable) return;
+    const snapshots = new Set(records.map((r) => r.snapshot).filter((f) => f !== undefined));
+    for (const file of readdirSync(this.storage.segmentsDir)) {
+      const m = /^(\d+)-(\d+)\.seg(\.tmp)?$/.exec(file);
+      if (m && Number(m[1]) === uid && !snapshots.has(file)) rmSync(this.storage.snapshotPath(file), { force: true });
+    }
+  }
+
+  /** Rows not served because their snapshot held them past a delete (see openSealed). */
+  repairedRows = 0;
 
   /** How many snapshots were rebuilt from LMDB when this dataset was opened. */
   rebuiltSnapshots = 0;
@@ -457,6 +529,10 @@ export class Dataset {
    */
   async compact(): Promise<{ merged: number }> {
     this.checkOpen();
+    return this.maintenanceTurn(() => this.compactNow());
+  }
+
+  private async compactNow(): Promise<{ merged: number }> {
     await this.settle();
     const plan = await this.exclusive(async () => {
       const candidates = this.partitions.filter((p) => {
@@ -720,18 +796,30 @@ export class Dataset {
       const uid = this.record.uid;
       const newCodes: [string, string, number][] = [];
       const all = [...this.partitions, ...(this.compaction ? [this.compaction.target] : [])];
-      for (const p of all) {
-        const rowIds = native.segmentRowIds(p.handle);
-        const metas = Array.from(rowIds, (id) => this.storage.meta.get([uid, id]));
-        const columns = columnBatches(this.ctx, metas);
-        newCodes.push(...columns.newCodes);
-        native.segmentReplaceColumns(p.handle, columns.batches, rowIds.length);
-      }
+      for (const p of all) newCodes.push(...this.columnsFromStorage(p.handle));
       await this.storage.write(() => {
         this.storage.catalog.put(this.name, this.record);
         for (const [column, value, code] of newCodes) this.storage.dict.put([uid, column, value], code);
       });
     });
+  }
+
+  /**
+   * Rebuilds a segment's columns from the stored metadata with the dataset's column types;
+   * returns the dictionary codes it assigned (to be stored by the caller).
+   */
+  private columnsFromStorage(handle: number): [string, string, number][] {
+    const uid = this.record.uid;
+    const rowIds = native.segmentRowIds(handle);
+    const metas = Array.from(rowIds, (id) => this.storage.meta.get([uid, id]));
+    const columns = columnBatches(this.ctx, metas);
+    native.segmentReplaceColumns(handle, columns.batches, rowIds.length);
+    return columns.newCodes;
+  }
+
+  /** Whether a segment's columns were typed before a schema change it has not seen. */
+  private staleColumns(handle: number): boolean {
+    return Object.entries(native.segmentColumnTypes(handle)).some(([name, type]) => this.record.columns[name] !== type);
   }
 
   get sla(): SlaStatus {
@@ -767,14 +855,43 @@ export class Dataset {
 
   /** Rebuilds the index of every sealed partition in the background; resolves when done. */
   async rebuild(): Promise<void> {
-    await this.settle();
-    const sealed = this.partitions.filter((p) => p.state === 'sealed');
-    for (const p of sealed) {
-      p.state = 'sealing';
-      this.track(this.seal(p));
+    this.checkOpen();
+    // Reported as building from the call on, not from when earlier work lets it start.
+    this.rebuildsWaiting++;
+    let waiting = true;
+    const stopWaiting = () => {
+      if (waiting) this.rebuildsWaiting--;
+      waiting = false;
+    };
+    try {
+      await this.maintenanceTurn(async () => {
+        await this.settle();
+        const sealed = this.partitions.filter((p) => p.state === 'sealed');
+        for (const p of sealed) {
+          p.state = 'sealing';
+          this.track(this.seal(p));
+        }
+        stopWaiting();
+        await this.settle();
+      });
+    } finally {
+      stopWaiting();
     }
-    await this.settle();
   }
+
+  private rebuildsWaiting = 0;
+
+  /**
+   * Compactions and rebuilds take turns: both rewrite sealed partitions, and a rebuild of a
+   * partition a compaction has merged away would bring its record back.
+   */
+  private maintenanceTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.maintenance.then(fn, fn);
+    this.maintenance = run.catch(() => undefined);
+    return run;
+  }
+
+  private maintenance: Promise<unknown> = Promise.resolve();
 
   stats(): DatasetStats {
     let vectors = 0;
@@ -790,8 +907,12 @@ export class Dataset {
       memory += s.memoryBytes;
       if (p !== this.growing) {
         indexed++;
-        progressSum += s.indexStatus === 'ready' ? 100 : s.progress;
-        if (s.indexStatus !== 'ready') building = true;
+        if (p.state === 'sealed') progressSum += 100;
+        else {
+          // A partition sealing waits for its build, builds, then writes its snapshot.
+          progressSum += p.built ? 100 : s.indexStatus === 'building' ? s.progress : 0;
+          building = true;
+        }
       }
     }
     const growingRows = native.segmentStats(this.growing.handle).live;
@@ -802,8 +923,8 @@ export class Dataset {
       vector_count: vectors,
       deleted_count: rows - vectors,
       index_type: this.record.indexType,
-      index_status: building ? 'building' : indexed === 0 ? 'empty' : 'ready',
-      progress: indexed === 0 ? 0 : Math.round(progressSum / indexed),
+      index_status: building || (this.rebuildsWaiting > 0 && indexed > 0) ? 'building' : indexed === 0 ? 'empty' : 'ready',
+      progress: indexed === 0 ? 0 : this.rebuildsWaiting > 0 ? 0 : Math.round(progressSum / indexed),
       partitions: this.partitions.filter((p) => native.segmentStats(p.handle).rows > 0).length,
       growing_vectors: growingRows,
       memory_bytes: memory,
@@ -820,6 +941,7 @@ export class Dataset {
     if (this.ageTimer) clearInterval(this.ageTimer);
     for (const release of [...this.buildHolds]) release();
     await this.queue.catch(() => undefined);
+    await this.maintenance;
     await this.settle().catch(() => undefined);
     this.closed = true;
     this.keyword = null;

@@ -89,6 +89,8 @@ export interface NativeAddon {
   segmentAppend(handle: number, ids: Float64Array, vectors: Float32Array, columns?: NativeColumnBatch[]): void;
   segmentRemove(handle: number, ids: Float64Array): number;
   segmentContains(handle: number, ids: Float64Array): Uint8Array;
+  /** Tombstones every live row whose id is not in `members`; `missing`: members with no live row. */
+  segmentReconcile(handle: number, members: Float64Array): { removed: number; missing: number };
   segmentSeal(handle: number): void;
   /** Half-precision rows for a sealed segment that waits for a `sable` build (see segment.h). */
   segmentCompactRows(handle: number, indexType: string): Promise<boolean>;
@@ -96,6 +98,7 @@ export interface NativeAddon {
   segmentScore(handle: number, ids: Float64Array, query: Float32Array): Float32Array;
   segmentRowIds(handle: number): Float64Array;
   segmentReplaceColumns(handle: number, columns: NativeColumnBatch[], rows: number): void;
+  segmentColumnTypes(handle: number): Record<string, ColumnType>;
   segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
   segmentStats(handle: number): NativeSegmentStats;
   segmentLiveIds(handle: number): Float64Array;

@@ -13,6 +13,8 @@ const RELEASE_GRACE_MS = 30_000;
 export class Partition {
   /** Time of the first row appended while growing (promotion by age). */
   firstWriteAt: number | null = null;
+  /** While sealing: whether its index build has finished (the snapshot is written next). */
+  built = false;
 
   constructor(
     readonly pid: number,

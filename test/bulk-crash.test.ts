@@ -1,42 +1,27 @@
 // A bulk load killed with SIGKILL halfway: `sable serve` runs as a child process, loads a
 // Parquet file, and is killed while the job runs. The next start finds the job `running` on
 // disk, resumes it, and ends it completed with every vector of the file; nothing stays running.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
 import { waitForJob } from './support/jobs.js';
+import { serve } from './support/serve.js';
 
 const DIM = 16;
 const ROWS = 40_000;
 const PARQUET = 'application/vnd.apache.parquet';
-const cli = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
-
-function serve(dir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += String(c);
-      const m = /sable listening on (\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.stderr!.resume();
-    child.on('exit', (code) => reject(new Error(`sable serve exited with ${code}: ${out}`)));
-  });
-}
 
 describe('a bulk load killed with SIGKILL', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sable-bulk-crash-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('resumes on the next start and completes with every vector', async () => {
-    let { child, url } = await serve(dir);
+    let svc = await serve(dir);
     const key = readFileSync(join(dir, 'admin.key'), 'utf8').trim();
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(url + path, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(svc.url + path, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return res.json();
     };
     const ds = await call('POST', '/datasets', { name: 'crash', dim: DIM, metric: 'l2' });
@@ -53,10 +38,9 @@ describe('a bulk load killed with SIGKILL', () => {
       if (s.vector_count > 0) break;
       await new Promise((r) => setTimeout(r, 2));
     }
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await svc.stop('SIGKILL');
 
-    ({ child, url } = await serve(dir));
+    svc = await serve(dir);
     try {
       const job = await waitForJob(() => call('GET', `/v1/jobs/${init.job_id}`), `job ${init.job_id}`);
       expect(job).toMatchObject({ status: 'completed', vectors_inserted: ROWS });
@@ -66,8 +50,7 @@ describe('a bulk load killed with SIGKILL', () => {
       const hit = await call('POST', `/datasets/${ds.id}/search`, { query: Array.from(vectors.subarray(12345 * DIM, 12346 * DIM)), top_k: 1 });
       expect(hit.results[0].id).toBe(12345);
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await svc.stop('SIGTERM');
     }
   }, 60_000);
 });

@@ -196,6 +196,21 @@ for (const adapter of ['uws', 'node'] as const) {
       expect((await call('PUT', `${base}/promotion-policy`, member, { max_buffer_vectors: 10 })).body).toEqual({ max_buffer_vectors: 10, max_buffer_age_ms: 10000 });
       expect((await call('GET', `${base}/promotion-policy`, member)).body.max_buffer_vectors).toBe(10);
       expect((await call('PUT', `${base}/promotion-policy`, member, { max_buffer_vectors: 0 })).status).toBe(400);
+      // The 50 rows were sealed by the new bound; once indexed, a rebuild says so from the answer on.
+      const indexed = async () => {
+        for (let i = 0; i < 500; i++) {
+          const s = (await call('GET', `${base}/index`, member)).body;
+          if (s.status === 'ready') return s;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        throw new Error('the index never became ready');
+      };
+      expect(await indexed()).toMatchObject({ status: 'ready', progress: 100 });
+      const rebuilding = await call('POST', `${base}/index/rebuild`, member);
+      expect(rebuilding.status).toBe(202);
+      expect(rebuilding.body).toMatchObject({ status: 'building' });
+      expect(rebuilding.body.progress).toBeLessThan(100);
+      expect(await indexed()).toMatchObject({ status: 'ready', progress: 100 });
       expect((await call('POST', `${base}/defaults/index-type`, member, { index_type: 'ivf' })).body.index_type).toBe('ivf');
       expect((await call('POST', `${base}/defaults/tuning`, member, { nlist: 8, nprobe_min: 2 })).body.tuning).toEqual({ nlist: 8, nprobe_min: 2, nprobe_max: null });
       const sla = await call('PUT', `${base}/sla`, member, { target_p99_us: 5000, min_nprobe: 2, max_nprobe_fraction: 50, min_beam_width: 16, max_beam_width: 256 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../dist/engine/index.js';
+import { Storage } from '../dist/engine/storage.js';
 import { clustered, row } from './support/data.js';
 
 const DIM = 24;
@@ -111,6 +112,44 @@ describe('persistence', () => {
     // Rebuilt snapshots were written back: the next open loads them.
     const third = await Engine.open({ path: dir });
     expect(third.getDataset('docs')!.rebuiltSnapshots).toBe(0);
+    await third.close();
+  });
+
+  it('repairs a snapshot that holds rows LMDB no longer holds (deletes resurrected before format 3)', async () => {
+    const dir = freshDir();
+    const engine = await Engine.open({ path: dir });
+    const ds = await engine.createDataset({ name: 'r', dim: DIM, metric: 'cosine', promotion: POLICY });
+    const data = clustered(200, DIM, 2);
+    await ds.upsert(Array.from({ length: 200 }, (_, i) => i), data);
+    await ds.flush();
+    const uid = ds.record.uid;
+    await engine.close();
+    // What a delete of rows 7 and 8 while their partition was growing left behind before the fix:
+    // the snapshot still holds them live, LMDB holds neither them nor their membership.
+    const storage = Storage.open(dir);
+    const [sealed] = [...storage.parts.getRange({ start: [uid], end: [uid, '\uffff'] })].map((e) => e.value).filter((r) => r.state === 'sealed');
+    const members = storage.sealedIds(uid, sealed).filter((id) => id !== 7 && id !== 8);
+    await storage.write(() => {
+      storage.putSealed(uid, sealed, members);
+      for (const id of [7, 8]) storage.vectors.remove([uid, id]);
+    });
+    await storage.close();
+
+    const again = await Engine.open({ path: dir });
+    const repaired = again.getDataset('r')!;
+    expect(repaired.repairedRows).toBe(2);
+    expect(repaired.rebuiltSnapshots).toBe(0);
+    expect(repaired.stats().vector_count).toBe(198);
+    for (const id of [7, 8]) {
+      const hits = await repaired.search(row(data, DIM, id), { topK: 5 });
+      expect(hits.map((h) => h.id)).not.toContain(id);
+    }
+    expect((await repaired.search(row(data, DIM, 9), { topK: 1 }))[0].id).toBe(9);
+    await again.close();
+    // The repaired snapshot was written back.
+    const third = await Engine.open({ path: dir });
+    expect(third.getDataset('r')!.repairedRows).toBe(0);
+    expect(third.getDataset('r')!.stats().vector_count).toBe(198);
     await third.close();
   });
 

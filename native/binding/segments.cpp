@@ -229,6 +229,18 @@ Napi::Value segment_remove(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value segment_reconcile(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto seg = segment_of(uint32_arg(info, 0, "handle"));
+    std::vector<int64_t> members = ids_arg(info, 1);
+    Segment::Reconciled r = seg->reconcile(members.data(), members.size());
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("removed", double(r.removed));
+    o.Set("missing", double(r.missing));
+    return o;
+  });
+}
+
 Napi::Value segment_contains(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
@@ -240,6 +252,14 @@ Napi::Value segment_contains(const Napi::CallbackInfo& info) {
 Napi::Value segment_row_ids(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     return id_array(info.Env(), segment_of(uint32_arg(info, 0, "handle"))->row_ids());
+  });
+}
+
+Napi::Value segment_column_types(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    Napi::Object o = Napi::Object::New(info.Env());
+    for (const auto& [name, type] : segment_of(uint32_arg(info, 0, "handle"))->column_types()) o.Set(name, column_type_name(type));
+    return o;
   });
 }
 
@@ -418,11 +438,13 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentAppend", segment_append);
   set(env, exports, "segmentRemove", segment_remove);
   set(env, exports, "segmentContains", segment_contains);
+  set(env, exports, "segmentReconcile", segment_reconcile);
   set(env, exports, "segmentSeal", segment_seal);
   set(env, exports, "segmentMatch", segment_match);
   set(env, exports, "segmentScore", segment_score);
   set(env, exports, "segmentRowIds", segment_row_ids);
   set(env, exports, "segmentReplaceColumns", segment_replace_columns);
+  set(env, exports, "segmentColumnTypes", segment_column_types);
   set(env, exports, "segmentBuild", segment_build);
   set(env, exports, "segmentCompactRows", segment_compact_rows);
   set(env, exports, "segmentStats", segment_stats);

@@ -87,9 +87,11 @@ Reader::Reader(const std::string& path) {
   std::memcpy(&magic, data_.data(), 8);
   std::memcpy(&version, data_.data() + 8, 4);
   if (magic != kSnapshotMagic) throw Error("snapshot_corrupt", "snapshot " + path + " is not a sable snapshot");
-  if (version != kSnapshotVersion)
+  if (version < kOldestReadableSnapshotVersion || version > kSnapshotVersion)
     throw Error("snapshot_corrupt", "snapshot " + path + " has format version " + std::to_string(version) +
-                                        ", this build reads " + std::to_string(kSnapshotVersion));
+                                        ", this build reads " + std::to_string(kOldestReadableSnapshotVersion) +
+                                        " to " + std::to_string(kSnapshotVersion));
+  version_ = version;
   pos_ = 12;
   end_ = data_.size() - 8;
   uint64_t stored;

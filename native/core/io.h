@@ -13,7 +13,10 @@ namespace sable {
 
 constexpr uint64_t kSnapshotMagic = 0x31474553454C4241ull;  // "ABLESEG1" little-endian tag
 // 2: segments say whether their rows are float32 or half precision.
-constexpr uint32_t kSnapshotVersion = 2;
+// 3: segments keep their tombstoned rows, so a snapshot is the segment as it was, deletes included.
+constexpr uint32_t kSnapshotVersion = 3;
+// Older versions this build still reads (what they lack, the engine restores from LMDB).
+constexpr uint32_t kOldestReadableSnapshotVersion = 2;
 
 // Writes to `path + ".tmp"`, fsyncs, then renames over `path` on commit(): readers never see a
 // half-written snapshot.
@@ -75,11 +78,13 @@ class Reader {
     return v;
   }
   bool at_end() const { return pos_ == end_; }
+  uint32_t version() const { return version_; }
 
  private:
   size_t checked_count(uint64_t n, size_t elem);
   std::vector<uint8_t> data_;
   size_t pos_ = 0, end_ = 0;
+  uint32_t version_ = 0;
 };
 
 // Checksum of a byte range, continuing from `seed`.

@@ -18,6 +18,19 @@ ColumnType parse_column_type(const std::string& n) {
   throw Error("invalid_argument", "unknown column type '" + n + "'");
 }
 
+const char* column_type_name(ColumnType t) {
+  switch (t) {
+    case ColumnType::U32: return "u32";
+    case ColumnType::I32: return "i32";
+    case ColumnType::I64: return "i64";
+    case ColumnType::F32: return "f32";
+    case ColumnType::F64: return "f64";
+    case ColumnType::Str: return "string";
+    case ColumnType::Bool: return "bool";
+  }
+  return "u32";
+}
+
 size_t column_type_size(ColumnType t) {
   switch (t) {
     case ColumnType::U32: case ColumnType::I32: case ColumnType::F32: case ColumnType::Str: return 4;

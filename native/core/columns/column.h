@@ -17,6 +17,7 @@ class Writer;
 
 enum class ColumnType : uint8_t { U32 = 0, I32 = 1, I64 = 2, F32 = 3, F64 = 4, Str = 5, Bool = 6 };
 ColumnType parse_column_type(const std::string& name);  // throws Error("invalid_argument")
+const char* column_type_name(ColumnType t);
 size_t column_type_size(ColumnType t);
 
 enum class PredicateOp : uint8_t { Eq, Gt, Gte, Lt, Lte, In, IsNull };

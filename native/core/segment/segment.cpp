@@ -258,6 +258,13 @@ std::vector<int64_t> Segment::row_ids() const {
   return ids_;
 }
 
+std::vector<std::pair<std::string, ColumnType>> Segment::column_types() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::pair<std::string, ColumnType>> out;
+  for (const auto& [name, col] : columns_.all()) out.emplace_back(name, col.type());
+  return out;
+}
+
 void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t rows) {
   Columns fresh;
   std::unique_lock lock(mu_);
@@ -297,6 +304,26 @@ void Segment::append_live_rows_of(const Segment& src) {
   live_.resize(before + added, true);
 }
 
+Segment::Reconciled Segment::reconcile(const int64_t* members, size_t n) {
+  std::unique_lock lock(mu_);
+  Reconciled out;
+  Bitset kept(ids_.size());
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t row = row_of_.find(members[i], ids_);
+    if (row == IdTable::kAbsent) ++out.missing;
+    else kept.set(row);
+  }
+  for (size_t r = 0; r < ids_.size(); ++r) {
+    if (tombstones_.test(r) || kept.test(r)) continue;
+    row_of_.erase(ids_[r], ids_);
+    tombstones_.set(r);
+    live_.reset(r);
+    ++tombstone_count_;
+    ++out.removed;
+  }
+  return out;
+}
+
 void Segment::save(const std::string& path) const {
   std::shared_lock lock(mu_);
   Writer w(path);
@@ -308,6 +335,10 @@ void Segment::save(const std::string& path) const {
   if (store_.is_half()) w.bytes(store_.halves(), ids_.size() * store_.dim() * sizeof(uint16_t));
   else w.bytes(store_.data(), ids_.size() * store_.dim() * sizeof(float));
   columns_.save(w);
+  std::vector<uint32_t> tombstoned;
+  tombstoned.reserve(tombstone_count_);
+  tombstones_.for_each([&](uint32_t row) { tombstoned.push_back(row); });
+  w.vec(tombstoned);
   bool indexed = index_ && index_status_ == IndexStatus::Ready;
   w.u8(indexed ? 1 : 0);
   if (indexed) {
@@ -337,12 +368,23 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
     seg->store_.assign(std::move(data));
   }
   seg->columns_.load(r, rows);
+  seg->tombstones_.resize(rows, false);
+  seg->live_.resize(rows, true);
+  // Version 2 kept no tombstones: the engine reconciles such a segment with LMDB after loading.
+  if (r.version() >= 3) {
+    for (uint32_t row : r.vec<uint32_t>()) {
+      if (row >= rows || seg->tombstones_.test(row)) throw Error("snapshot_corrupt", "snapshot tombstones are invalid");
+      seg->tombstones_.set(row);
+      seg->live_.reset(row);
+      ++seg->tombstone_count_;
+    }
+  }
+  // A deleted id may come back in a later row of the same segment; only live rows are findable.
   for (size_t i = 0; i < rows; ++i) {
+    if (seg->tombstones_.test(i)) continue;
     if (seg->row_of_.contains(seg->ids_[i], seg->ids_)) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
     seg->row_of_.insert(seg->ids_[i], uint32_t(i), seg->ids_);
   }
-  seg->tombstones_.resize(rows, false);
-  seg->live_.resize(rows, true);
   seg->sealed_ = true;
   if (r.u8()) {
     uint8_t t = r.u8();

@@ -79,13 +79,23 @@ class Segment {
   std::vector<int64_t> live_ids() const;
   // Ids in row order, tombstoned rows included (to rebuild columns row by row).
   std::vector<int64_t> row_ids() const;
+  // Name and type of each column.
+  std::vector<std::pair<std::string, ColumnType>> column_types() const;
   // Replaces every column with batches covering all rows (a schema change), atomically for readers.
   // `rows` is the row count the batches were built for; it must still be the segment's.
   void replace_columns(const std::vector<ColumnBatch>& columns, size_t rows);
   // Copies the live rows of `sources` into this (growing) segment: compaction.
   void append_live_rows_of(const Segment& source);
 
-  // Snapshot of vectors, ids, columns and the index (not tombstones: the engine keeps those).
+  // Makes the live rows exactly the rows of `members` (the engine's record of what this segment
+  // holds): live rows outside it are tombstoned. `missing` counts members with no live row here,
+  // which means the segment lacks rows it should hold.
+  struct Reconciled {
+    size_t removed = 0, missing = 0;
+  };
+  Reconciled reconcile(const int64_t* members, size_t n);
+
+  // Snapshot of vectors, ids, tombstones, columns and the index.
   void save(const std::string& path) const;
   static std::shared_ptr<Segment> load(const std::string& path);
 
