@@ -4,33 +4,36 @@
  */
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatasetService } from '../catalog/datasets/service.js';
+import { loadMasterKey } from '../catalog/secrets/master-key.js';
+import { SecretStore } from '../catalog/secrets/store.js';
+import { ControlStore } from '../catalog/store.js';
 import { Engine } from '../engine/index.js';
+import { ParquetLoadHandler } from '../jobs/kinds/parquet-load.js';
+import { ParquetLoader } from '../jobs/kinds/parquet-file-loader.js';
+import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
+import { JobRunner } from '../jobs/runner.js';
+import { Embedder } from '../retrieval/embeddings/embedder.js';
+import { RerankProviders } from '../retrieval/rerank/providers.js';
+import { SearchService } from '../retrieval/search.js';
+import { VectorWrites } from '../retrieval/vectors.js';
+import { LocalObjectStore } from '../storage/local-store.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { S3ObjectStore } from '../storage/s3-store.js';
+import { UploadSigner } from '../storage/signer.js';
 import { ParquetPool, SearchPool } from '../workers/index.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
-import { DatasetService } from './domain/datasets.js';
 import { Router } from './http/router.js';
 import { createHttpServer } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
-import { opsRoutes } from './routes/ops.js';
-import { vectorRoutes } from './routes/vectors.js';
-import { RerankProviders } from './rerank/providers.js';
-import { secretRoutes } from './routes/secrets.js';
-import { loadMasterKey } from './secrets/master-key.js';
-import { SecretStore } from './secrets/store.js';
-import { Embedder } from './embeddings/embedder.js';
-import { ControlStore } from './store.js';
-import { ParquetLoader } from './jobs/file-loader.js';
-import { JobRunner } from './jobs/runner.js';
-import { JobStore } from './jobs/store.js';
 import { jobRoutes } from './routes/jobs.js';
+import { opsRoutes } from './routes/ops.js';
+import { secretRoutes } from './routes/secrets.js';
 import { uploadRoutes } from './routes/uploads.js';
-import { LocalObjectStore } from './uploads/local-store.js';
-import type { ObjectStore } from './uploads/object-store.js';
-import { S3ObjectStore } from './uploads/s3-store.js';
-import { UploadSigner } from './uploads/signer.js';
+import { vectorRoutes } from './routes/vectors.js';
 
 export interface Service {
   url: string;
@@ -55,11 +58,14 @@ export async function startService(config: Config): Promise<Service> {
   const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
   const datasets = new DatasetService(store, engine, { managedEmbeddings: embedder.managedConfigured, provisionDelayMs: config.provisionDelayMs });
   datasets.resume();
-  const jobs = new JobStore(store);
+  const jobs = new LmdbJobQueue(store);
   const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
-  const runner = new JobRunner(jobs, objects, datasets, new ParquetLoader(parquet));
+  const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet))]);
+  const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
+  const search = new SearchService(datasets, pool, embedder, rerank);
+  const writes = new VectorWrites(datasets, embedder);
 
   const router = new Router((req) => {
     const key = req.headers['x-api-key'];
@@ -70,7 +76,7 @@ export async function startService(config: Config): Promise<Service> {
   router.add(
     ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
     ...datasetRoutes(datasets),
-    ...vectorRoutes(datasets, store, pool, metrics, new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref)), embedder),
+    ...vectorRoutes({ datasets, writes, search, embedder, metrics }),
     ...secretRoutes(secrets),
     ...uploadRoutes({ datasets, jobs, runner, objects, signer, uploadBase: (req) => uploadBase(req) }),
     ...jobRoutes(jobs, runner),
@@ -94,7 +100,7 @@ export async function startService(config: Config): Promise<Service> {
     uploadPort = await uploadServer.listen(config.host, config.uploadPort ?? (config.port === 0 ? 0 : port + 1));
   }
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
-  await runner.resume();
+  runner.start();
   return {
     url: `http://${config.host}:${port}`,
     port,

@@ -3,10 +3,11 @@
  * `sable serve [--host H] [--port N] [--data-dir DIR]` and
  * `sable keys create --org NAME [--role admin|member] | list | revoke KEY_ID [--data-dir DIR]`.
  */
+import { ControlStore } from '../catalog/store.js';
+import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
 import { createKey, ensureOrg, listKeys, revokeKey } from './auth/keys.js';
-import { ConfigError, loadConfig, parseArgs } from './config.js';
-import { ControlStore } from './store.js';
+import { loadConfig, parseArgs } from './config.js';
 
 const USAGE = `usage:
   sable serve [--host H] [--port N] [--data-dir DIR]
@@ -34,9 +35,9 @@ async function main(argv: string[]): Promise<number> {
     const store = new ControlStore(config.dataDir);
     try {
       if (sub === 'create') {
-        if (!flags.org) throw new ConfigError('keys create needs --org NAME');
+        if (!flags.org) throw configError('keys create needs --org NAME');
         const role = flags.role ?? 'member';
-        if (role !== 'admin' && role !== 'member') throw new ConfigError('--role must be admin or member');
+        if (role !== 'admin' && role !== 'member') throw configError('--role must be admin or member');
         const org = await ensureOrg(store, flags.org);
         const { key, record } = await createKey(store, org.id, role);
         console.log(JSON.stringify({ org_id: org.id, key, role, key_id: record.key_id }));
@@ -47,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (sub === 'revoke') {
-        if (!arg) throw new ConfigError('keys revoke needs KEY_ID');
+        if (!arg) throw configError('keys revoke needs KEY_ID');
         if (!(await revokeKey(store, arg))) {
           console.error(`no key with id ${arg}`);
           return 1;
@@ -68,7 +69,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (e) => {
-    console.error(e instanceof ConfigError ? `sable: ${e.message}` : e);
-    process.exit(e instanceof ConfigError ? 2 : 1);
+    const config = e instanceof SableError && e.code === 'invalid_configuration';
+    console.error(config ? `sable: ${e.message}` : e);
+    process.exit(config ? 2 : 1);
   },
 );

@@ -2,27 +2,11 @@
  * Configuration, read once from flags and SABLE_* environment variables into one typed object
  * that the composition root passes down in slices. Nothing below this file reads process.env.
  */
+import { configError } from '../errors/codes.js';
 import { resolve } from 'node:path';
-import type { EmbeddingSettings } from './embeddings/embedder.js';
-
-export interface RerankSettings {
-  /** The default provider: `local`, `cohere`, `jina`, or another name with a URL. */
-  provider: string;
-  url?: string;
-  model?: string;
-  timeoutMs: number;
-}
-
-/** S3-compatible object storage for uploaded files (else a directory in the data directory). */
-export interface S3Settings {
-  endpoint: string;
-  bucket: string;
-  region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  /** Key prefix inside the bucket. */
-  prefix: string;
-}
+import type { EmbeddingSettings } from '../retrieval/embeddings/embedder.js';
+import type { RerankSettings } from '../retrieval/rerank/providers.js';
+import type { S3Settings } from '../storage/s3-store.js';
 
 export interface Config {
   host: string;
@@ -51,11 +35,9 @@ export interface Config {
   masterKey?: string;
 }
 
-export class ConfigError extends Error {}
-
 function intOf(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
+  if (!Number.isInteger(n) || n < min || n > max) throw configError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
   return n;
 }
 
@@ -63,7 +45,7 @@ function intOf(name: string, raw: string, min: number, max: number): number {
 export function loadConfig(flags: Record<string, string | undefined>, env: Record<string, string | undefined>): Config {
   const pick = (flag: string, envName: string) => flags[flag] ?? env[envName];
   const adapter = pick('http-adapter', 'SABLE_HTTP_ADAPTER') ?? 'auto';
-  if (!['auto', 'uws', 'node'].includes(adapter)) throw new ConfigError(`http adapter must be auto, uws or node (got '${adapter}')`);
+  if (!['auto', 'uws', 'node'].includes(adapter)) throw configError(`http adapter must be auto, uws or node (got '${adapter}')`);
   return {
     host: pick('host', 'SABLE_HOST') ?? '127.0.0.1',
     port: intOf('port', pick('port', 'SABLE_PORT') ?? '8080', 0, 65535),
@@ -100,11 +82,11 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
 /** Object storage is on when an endpoint is set; its keys come from the environment only. */
 function s3Settings(endpoint: string | undefined, bucket: string | undefined, region: string | undefined, prefix: string | undefined, env: Record<string, string | undefined>): S3Settings | undefined {
   if (!endpoint) return undefined;
-  if (!/^https?:\/\//.test(endpoint)) throw new ConfigError(`the S3 endpoint must be an http(s) URL (got '${endpoint}')`);
+  if (!/^https?:\/\//.test(endpoint)) throw configError(`the S3 endpoint must be an http(s) URL (got '${endpoint}')`);
   const accessKeyId = env.SABLE_S3_ACCESS_KEY_ID ?? env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.SABLE_S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY;
-  if (!bucket) throw new ConfigError('SABLE_S3_BUCKET is required with SABLE_S3_ENDPOINT');
-  if (!accessKeyId || !secretAccessKey) throw new ConfigError('SABLE_S3_ACCESS_KEY_ID and SABLE_S3_SECRET_ACCESS_KEY are required with SABLE_S3_ENDPOINT');
+  if (!bucket) throw configError('SABLE_S3_BUCKET is required with SABLE_S3_ENDPOINT');
+  if (!accessKeyId || !secretAccessKey) throw configError('SABLE_S3_ACCESS_KEY_ID and SABLE_S3_SECRET_ACCESS_KEY are required with SABLE_S3_ENDPOINT');
   return { endpoint: endpoint.replace(/\/+$/, ''), bucket, region: region ?? 'us-east-1', accessKeyId, secretAccessKey, prefix: (prefix ?? '').replace(/^\/+|\/+$/g, '') };
 }
 

@@ -1,10 +1,12 @@
 /** The embedded engine: a catalog of datasets over one LMDB environment. */
-import { Dataset, checkColumnType, checkIndexType, checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset.js';
-import { invalid, SableError } from './errors.js';
-import { native, type ColumnType } from './native.js';
+import { invalid, SableError } from '../errors/codes.js';
+import { Dataset } from './dataset/dataset.js';
+import { checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset/settings.js';
+import { native } from './native.js';
 import { DEFAULT_SLA } from './sla.js';
-import { Storage, type DatasetRecord } from './storage.js';
-import type { CreateDatasetOptions, Metric } from './types.js';
+import { Storage, type DatasetManifest } from './storage.js';
+import type { CreateDatasetOptions } from './types.js';
+import { checkColumnType, checkIndexType, checkMetric, type ColumnType, type Metric } from './vocabulary.js';
 
 export interface EngineOptions {
   /** Data directory; without it the engine keeps nothing after close. */
@@ -41,10 +43,10 @@ export class Engine {
     if (!opts || typeof opts.name !== 'string' || !NAME.test(opts.name)) {
       throw invalid('name must be 1-200 characters of letters, digits, _ . - :');
     }
-    if (this.datasets.has(opts.name)) throw new SableError(`dataset '${opts.name}' exists`, 'dataset_exists');
+    if (this.datasets.has(opts.name)) throw new SableError('dataset_exists', `dataset '${opts.name}' exists`);
     if (!Number.isInteger(opts.dim) || opts.dim < 1 || opts.dim > 65536) throw invalid('dim must be an integer from 1 to 65536');
     const metric: Metric = opts.metric ?? 'cosine';
-    if (!['cosine', 'l2', 'ip'].includes(metric)) throw invalid(`unknown metric '${metric}' (expected cosine, l2 or ip)`);
+    checkMetric(metric);
     const indexType = opts.indexType ?? 'sable';
     checkIndexType(indexType);
     const promotion = { ...DEFAULT_PROMOTION, ...opts.promotion };
@@ -57,7 +59,7 @@ export class Engine {
       columns[f.name] = f.type;
     }
     const uid = this.nextUid();
-    const record: DatasetRecord = {
+    const manifest: DatasetManifest = {
       uid,
       name: opts.name,
       dim: opts.dim,
@@ -70,7 +72,7 @@ export class Engine {
       nextPartition: 1,
       createdAt: new Date().toISOString(),
     };
-    const ds = await Dataset.create(this.storage, record);
+    const ds = await Dataset.create(this.storage, manifest);
     this.datasets.set(opts.name, ds);
     return ds;
   }
@@ -105,12 +107,12 @@ export class Engine {
 
   private nextUid(): number {
     let max = 0;
-    for (const ds of this.datasets.values()) max = Math.max(max, ds.record.uid);
+    for (const ds of this.datasets.values()) max = Math.max(max, ds.manifest.uid);
     for (const { value } of this.storage.catalog.getRange()) max = Math.max(max, value.uid);
     return max + 1;
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new SableError('the engine is closed', 'engine_closed');
+    if (this.closed) throw new SableError('engine_closed', 'the engine is closed');
   }
 }

@@ -2,7 +2,7 @@
  * Search filters to native predicates. `filters` is equality with both sides compared as
  * strings; `advancedFilters` compare typed on numeric columns. All conditions are ANDed.
  */
-import { invalid } from './errors.js';
+import { invalid } from '../errors/codes.js';
 import type { ColumnContext } from './columns.js';
 import type { NativePredicate } from './native.js';
 import type { AdvancedFilter, Scalar } from './types.js';

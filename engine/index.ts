@@ -1,5 +1,25 @@
+/**
+ * The engine's public surface: everything outside engine/ imports from here, never from the
+ * files behind it (a rule dependency-cruiser checks).
+ */
+import { native, type NativeQueryOptions, type NativeResult } from './native.js';
+
 export { Engine, type EngineOptions } from './engine.js';
-export { Dataset, type SearchPlan } from './dataset.js';
-export { SableError } from './errors.js';
-export { native, type ColumnType } from './native.js';
+export { Dataset, type SearchPlan } from './dataset/dataset.js';
+export { mergeShards, receiptOf } from './dataset/search.js';
+export { SableError } from '../errors/codes.js';
+export { LOCAL_MODEL, LocalEmbeddingModel, localModelDir } from './embedding/local-model.js';
+export { tokenize } from './keyword/tokenize.js';
+export type { NativeQueryOptions, NativeResult } from './native.js';
+export * from './vocabulary.js';
 export type * from './types.js';
+
+/** Searches some segments of a dataset (a shard of its plan) on this thread: for worker threads. */
+export function searchShard(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult {
+  return native.search(handles, query, options);
+}
+
+/** Searches a dataset plan's segments on the libuv pool (the cheapest way off the JS thread). */
+export function searchShardAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult> {
+  return native.searchAsync(handles, query, options);
+}

@@ -1,6 +1,12 @@
-/** The N-API addon, loaded once per thread, with the engine's error class injected. */
+/**
+ * The N-API addon: the only file that loads it, once per thread, with the error class injected
+ * and its vocabulary (error codes, enumerations) checked against the TypeScript definitions.
+ */
 import { createRequire } from 'node:module';
-import { SableError } from './errors.js';
+import { isErrorCode, SableError } from '../errors/codes.js';
+import { checkNativeVocabulary, type ColumnType, type PredicateOp } from './vocabulary.js';
+
+export type { ColumnType } from './vocabulary.js';
 
 export interface NativeReceiptPartition {
   strategy: string;
@@ -11,23 +17,18 @@ export interface NativeReceiptPartition {
   beam_width: number;
 }
 
-export interface NativeReceipt {
-  strategy: string;
-  candidates_scored: number;
-  partitions_searched: number;
-  isa: string;
-  partitions: NativeReceiptPartition[];
-}
-
 export interface NativeResult {
   ids: Float64Array;
   scores: Float32Array;
-  receipt: NativeReceipt;
+  /** What each partition (segment) did, in the order of the handles searched. */
+  partitions: NativeReceiptPartition[];
+  /** The kernel instruction set the search ran on. */
+  isa: string;
 }
 
 export interface NativePredicate {
   column: string;
-  op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_null';
+  op: PredicateOp;
   values: number[];
 }
 
@@ -40,7 +41,6 @@ export interface NativeQueryOptions {
   predicates?: NativePredicate[];
 }
 
-export type ColumnType = 'u32' | 'i32' | 'i64' | 'f32' | 'f64' | 'string' | 'bool';
 
 export interface NativeColumnBatch {
   name: string;
@@ -70,7 +70,11 @@ export interface NativeBuildOptions {
 }
 
 export interface NativeAddon {
-  setErrorClass(cls: new (message: string, code: string) => Error): void;
+  setErrorClass(cls: new (code: never, message: string) => Error): void;
+  /** Every error code the core can raise. */
+  errorCodes(): string[];
+  /** The names of the core's enumerations. */
+  enumerations(): { metrics: string[]; indexTypes: string[]; columnTypes: string[]; predicateOps: string[] };
   activeIsa(): string;
   availableIsas(): string[];
   kernelDistance(isa: string, kernel: string, a: Float32Array, b: Float32Array | Uint8Array,
@@ -134,3 +138,6 @@ const require = createRequire(import.meta.url);
 // dist/engine/native.js -> native/build/Release/sable.node
 export const native: NativeAddon = require('../../native/build/Release/sable.node');
 native.setErrorClass(SableError);
+checkNativeVocabulary(native.enumerations());
+const unregistered = native.errorCodes().filter((c) => !isErrorCode(c));
+if (unregistered.length > 0) throw new Error(`the native core raises codes missing from errors/codes.ts: ${unregistered.join(', ')}`);

@@ -2,7 +2,7 @@
  * The LMDB layout: the source of truth for the catalog, vectors, metadata, partitions and
  * tombstones. Index snapshots are files beside it and can always be rebuilt from here.
  *
- *   catalog   name                 -> DatasetRecord
+ *   catalog   name                 -> DatasetManifest
  *   vectors   [uid, id]            -> float32 bytes (normalisation happens in the core)
  *   meta      [uid, id]            -> metadata object (absent when empty)
  *   parts     [uid, pid]           -> PartitionRecord
@@ -17,10 +17,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { ColumnType } from './native.js';
-import type { IndexType, Metadata, Metric, PromotionPolicy, SlaConfig, Tuning } from './types.js';
+import type { Metadata, PromotionPolicy, SlaConfig, Tuning } from './types.js';
+import type { ColumnType, IndexType, Metric } from './vocabulary.js';
 
-export interface DatasetRecord {
+/** A dataset as the engine catalog keeps it (the `catalog` db). */
+export interface DatasetManifest {
   uid: number;
   name: string;
   dim: number;
@@ -48,7 +49,7 @@ export type Key = (string | number)[];
 
 export class Storage {
   readonly root: RootDatabase;
-  readonly catalog: Database<DatasetRecord, string>;
+  readonly catalog: Database<DatasetManifest, string>;
   readonly vectors: Database<Uint8Array, Key>;
   readonly meta: Database<Metadata, Key>;
   readonly parts: Database<PartitionRecord, Key>;

@@ -1,8 +1,8 @@
 /** Public types of the embedded API (see decisions.md, "The embedded engine"). */
-import type { ColumnType, NativeReceipt } from './native.js';
+import type { NativeReceiptPartition } from './native.js';
+import type { ColumnType, FilterOp, IndexType, Metric } from './vocabulary.js';
 
-export type Metric = 'cosine' | 'l2' | 'ip';
-export type IndexType = 'sable' | 'hnsw' | 'ivf' | 'flat';
+export type { ColumnType, FilterOp, IndexType, Metric } from './vocabulary.js';
 export type Scalar = string | number | boolean | null;
 export type Metadata = Record<string, Scalar>;
 
@@ -53,8 +53,6 @@ export interface CreateDatasetOptions {
   schema?: SchemaField[];
 }
 
-export type FilterOp = 'eq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
-
 export interface AdvancedFilter {
   field: string;
   op: FilterOp;
@@ -87,7 +85,14 @@ export interface Hit {
   metadata?: Metadata;
 }
 
-export interface Receipt extends NativeReceipt {
+/** What the engine did for a search. */
+export interface Receipt {
+  /** exact, index, widened, mixed (partitions differed) or none (nothing matched). */
+  strategy: string;
+  candidates_scored: number;
+  partitions_searched: number;
+  isa: string;
+  partitions: NativeReceiptPartition[];
   /** Wall time inside the engine, microseconds. */
   elapsed_us: number;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalEmbeddingModel, localModelDir } from '../dist/engine/embedding/local-model.js';
 import { WordPieceTokenizer } from '../dist/engine/embedding/wordpiece.js';
-import { native } from '../dist/engine/index.js';
+import { native } from '../dist/engine/native.js';
 
 // Vectors someone else computed with the same model (transformers.js, Xenova/all-MiniLM-L6-v2,
 // mean pooling, normalised): 778 documentation chunks and their float32 vectors in order.

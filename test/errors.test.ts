@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Engine, native, SableError } from '../dist/engine/index.js';
+import { Engine, SableError } from '../dist/engine/index.js';
+import { native } from '../dist/engine/native.js';
 
 describe('errors carry codes and nothing stored is lost', async () => {
   const engine = await Engine.open({});

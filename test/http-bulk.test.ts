@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { UploadSigner } from '../dist/control-plane/uploads/signer.js';
-import { ControlStore } from '../dist/control-plane/store.js';
-import { JobStore } from '../dist/control-plane/jobs/store.js';
+import { UploadSigner } from '../dist/storage/signer.js';
+import { ControlStore } from '../dist/catalog/store.js';
+import { LmdbJobQueue } from '../dist/jobs/lmdb-queue.js';
 import { parquetBytes, type VectorBatch } from '../dist/bench/bulk/parquet-writer.js';
 import { waitForJob } from './support/jobs.js';
 
@@ -298,10 +298,10 @@ describe('bulk Parquet uploads and jobs over HTTP', () => {
     await svc.close();
     // What the stopped service left on disk: the job still running, its file mid-way.
     const control = new ControlStore(dir);
-    const left = new JobStore(control);
-    expect(left.job(init.body.job_id)).toMatchObject({ status: 'running' });
-    expect(left.filesOf(init.body.job_id)[0]).toMatchObject({ status: 'processing' });
-    expect(left.filesOf(init.body.job_id)[0].rows_read).toBeLessThan(30000);
+    const left = new LmdbJobQueue(control);
+    expect(await left.get(init.body.job_id)).toMatchObject({ status: 'running' });
+    expect((await left.files(init.body.job_id))[0]).toMatchObject({ status: 'processing' });
+    expect((await left.files(init.body.job_id))[0].rows_read).toBeLessThan(30000);
     await control.close();
     await start();
     const job = await waitJob(init.body.job_id);

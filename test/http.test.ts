@@ -6,7 +6,7 @@ import { pack, unpack } from 'msgpackr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { fnv1a53 } from '../dist/control-plane/domain/ids.js';
+import { fnv1a53 } from '../dist/catalog/datasets/ids.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { native } from '../dist/engine/index.js';
+import { native } from '../dist/engine/native.js';
 import { Rng } from '../dist/bench/ann/rng.js';
 
 const F32 = ['l2sq_f32', 'ip_f32', 'cos_f32'];

@@ -122,7 +122,7 @@ describe('persistence', () => {
     const data = clustered(200, DIM, 2);
     await ds.upsert(Array.from({ length: 200 }, (_, i) => i), data);
     await ds.flush();
-    const uid = ds.record.uid;
+    const uid = ds.manifest.uid;
     await engine.close();
     // What a delete of rows 7 and 8 while their partition was growing left behind before the fix:
     // the snapshot still holds them live, LMDB holds neither them nor their membership.

@@ -3,14 +3,14 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../dist/control-plane/config.js';
+import { SableError } from '../dist/errors/codes.js';
 import { Router, type Caller } from '../dist/control-plane/http/router.js';
 import { createHttpServer } from '../dist/control-plane/http/server.js';
 import type { HttpServer } from '../dist/control-plane/http/types.js';
 import { secretRoutes } from '../dist/control-plane/routes/secrets.js';
-import { loadMasterKey, parseMasterKey } from '../dist/control-plane/secrets/master-key.js';
-import { SecretDecryptError, SecretStore } from '../dist/control-plane/secrets/store.js';
-import { ControlStore } from '../dist/control-plane/store.js';
+import { loadMasterKey, parseMasterKey } from '../dist/catalog/secrets/master-key.js';
+import { SecretDecryptError, SecretStore } from '../dist/catalog/secrets/store.js';
+import { ControlStore } from '../dist/catalog/store.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'sable-secrets-'));
 
@@ -39,7 +39,8 @@ describe('master key', () => {
       } catch (e) {
         err = e;
       }
-      expect(err, JSON.stringify(value)).toBeInstanceOf(ConfigError);
+      expect(err, JSON.stringify(value)).toBeInstanceOf(SableError);
+      expect((err as SableError).code).toBe('invalid_configuration');
       expect((err as Error).message).toMatch(/^SABLE_MASTER_KEY must be 64 hex characters or the base64 of 32 bytes/);
       if (value.length > 8) expect((err as Error).message).not.toContain(value);
     }
@@ -58,7 +59,7 @@ describe('master key', () => {
 
   it('a corrupt key file is a startup error naming the file', () => {
     writeFileSync(join(dir, 'master.key'), 'not a key\n');
-    expect(() => loadMasterKey(dir, undefined)).toThrow(ConfigError);
+    expect(() => loadMasterKey(dir, undefined)).toThrow(SableError);
     expect(() => loadMasterKey(dir, undefined)).toThrow(/master\.key does not hold a master key/);
   });
 });

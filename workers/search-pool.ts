@@ -8,8 +8,8 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
-import { SableError, type Dataset, type Hit, type Receipt, type SearchOptions } from '../engine/index.js';
-import { native, type NativeResult } from '../engine/native.js';
+import { SableError } from '../errors/codes.js';
+import { mergeShards, receiptOf, searchShardAsync, type Dataset, type Hit, type NativeResult, type Receipt, type SearchOptions } from '../engine/index.js';
 import type { SearchTask } from './search-worker.js';
 
 export interface SearchPoolOptions {
@@ -40,7 +40,7 @@ export class SearchPool {
   async search(ds: Dataset, query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
     const plan = ds.plan(opts);
     if (!(query instanceof Float32Array) || query.length !== ds.dim) {
-      throw new SableError(`the query must be a Float32Array of ${ds.dim} values`, 'invalid_argument');
+      throw new SableError('invalid_argument', `the query must be a Float32Array of ${ds.dim} values`);
     }
     const t0 = performance.now();
     const shards: number[][] = [];
@@ -49,12 +49,12 @@ export class SearchPool {
     }
     const results =
       shards.length <= 1
-        ? [await native.searchAsync(plan.handles, query, plan.options)]
+        ? [await searchShardAsync(plan.handles, query, plan.options)]
         : await Promise.all(shards.map((handles) => this.pool.run({ handles, query, options: plan.options })));
-    const merged = mergeResults(results, plan.options.k);
+    const merged = mergeShards(results, plan.options.k);
     const elapsed = Math.round((performance.now() - t0) * 1000);
     ds.recordLatency(elapsed);
-    return { hits: ds.hits(merged, opts.includeMetadata ?? true), receipt: { ...merged.receipt, elapsed_us: elapsed } };
+    return { hits: ds.hits(merged, opts.includeMetadata ?? true), receipt: receiptOf(results, elapsed) };
   }
 
   /** Hybrid search whose dense part runs on the pool. */
@@ -65,26 +65,4 @@ export class SearchPool {
   close(): Promise<void> {
     return this.pool.destroy();
   }
-}
-
-/** The k best of several shard results, and one receipt covering them all. */
-export function mergeResults(results: NativeResult[], k: number): NativeResult {
-  if (results.length === 1) return results[0];
-  const all: { id: number; score: number }[] = [];
-  for (const r of results) for (let i = 0; i < r.ids.length; i++) all.push({ id: r.ids[i], score: r.scores[i] });
-  all.sort((a, b) => a.score - b.score || a.id - b.id);
-  const top = all.slice(0, k);
-  const partitions = results.flatMap((r) => r.receipt.partitions);
-  const strategies = new Set(results.map((r) => r.receipt.strategy).filter((s) => s !== 'none'));
-  return {
-    ids: Float64Array.from(top, (h) => h.id),
-    scores: Float32Array.from(top, (h) => h.score),
-    receipt: {
-      strategy: strategies.size === 0 ? 'none' : strategies.size === 1 ? [...strategies][0] : 'mixed',
-      candidates_scored: results.reduce((s, r) => s + r.receipt.candidates_scored, 0),
-      partitions_searched: results.reduce((s, r) => s + r.receipt.partitions_searched, 0),
-      isa: results[0].receipt.isa,
-      partitions,
-    },
-  };
 }

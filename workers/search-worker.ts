@@ -2,7 +2,7 @@
  * Runs on a pool thread: one native search over segment handles. The addon's segments live once
  * in process memory, so the worker reaches the same indexes as the main thread without a copy.
  */
-import { native, type NativeQueryOptions, type NativeResult } from '../engine/native.js';
+import { searchShard, type NativeQueryOptions, type NativeResult } from '../engine/index.js';
 
 export interface SearchTask {
   handles: number[];
@@ -11,5 +11,5 @@ export interface SearchTask {
 }
 
 export default function search(task: SearchTask): NativeResult {
-  return native.search(task.handles, task.query, task.options);
+  return searchShard(task.handles, task.query, task.options);
 }

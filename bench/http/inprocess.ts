@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { Ajv } from 'ajv';
 import { hashKey } from '../../control-plane/auth/keys.js';
 import { decodeMsgpack, encodeMsgpack } from '../../control-plane/http/msgpack.js';
-import * as S from '../../control-plane/schemas/datasets.js';
+import { SearchRequest } from '../../retrieval/requests.js';
 import { Engine, type Dataset } from '../../engine/index.js';
 import type { SearchPool } from '../../workers/index.js';
 import { searchBody } from './bodies.js';
@@ -222,7 +222,7 @@ export function stepCosts(queries: Float32Array, dim: number, topK: number, apiK
     Buffer.from(JSON.stringify({ query: Array.from(queries.subarray(i * dim, (i + 1) * dim), (v) => Number(v.toPrecision(9))), top_k: topK })),
   );
   const ajv = new Ajv({ allErrors: false, strict: false });
-  const validate = ajv.compile(S.search);
+  const validate = ajv.compile(SearchRequest);
   const parsedJson = bodies.json.map((b) => JSON.parse(b.toString('utf8')) as { query: number[] });
   const parsedPack = bodies.msgpack.map((b) => decodeMsgpack(b) as { query: Float32Array });
   let sink = 0;

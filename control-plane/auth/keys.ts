@@ -1,6 +1,6 @@
 /** API keys: `sable_` + 64 lowercase hex characters; only their sha256 is stored. */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { ControlStore, KeyRecord, OrgRecord, Role } from '../store.js';
+import type { ControlStore, KeyRecord, OrgRecord, Role } from '../../catalog/store.js';
 
 const KEY_FORMAT = /^sable_[0-9a-f]{64}$/;
 

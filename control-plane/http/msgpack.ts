@@ -2,8 +2,8 @@
  * The fast path for heavy clients: `application/msgpack` bodies whose vectors are float32
  * binaries (little-endian), so neither side parses JSON numbers.
  */
+import { badRequest } from '../../errors/codes.js';
 import { Packr } from 'msgpackr';
-import { ApiError } from '../errors.js';
 
 export const MSGPACK = 'application/msgpack';
 const packr = new Packr({ useRecords: false });
@@ -14,7 +14,7 @@ export function decodeMsgpack(body: Buffer): unknown {
   try {
     value = packr.unpack(body);
   } catch {
-    throw new ApiError('invalid_request', 'the body is not valid msgpack');
+    throw badRequest('the body is not valid msgpack');
   }
   const o = value as { query?: unknown; vectors?: { values?: unknown }[] };
   if (o && typeof o === 'object') {
@@ -26,7 +26,7 @@ export function decodeMsgpack(body: Buffer): unknown {
 
 function toFloat32(v: unknown, where: string): unknown {
   if (!(v instanceof Uint8Array)) return v;
-  if (v.byteLength % 4 !== 0) throw new ApiError('invalid_request', `${where} is not a float32 binary (its length is not a multiple of 4)`);
+  if (v.byteLength % 4 !== 0) throw badRequest(`${where} is not a float32 binary (its length is not a multiple of 4)`);
   const out = new Float32Array(v.byteLength / 4);
   new Uint8Array(out.buffer).set(v);
   return out;

@@ -2,10 +2,12 @@
  * Routes: a table of method + path pattern, auth requirement, body schema (ajv) and handler.
  * Canonical paths are unprefixed; `/v1/datasets...` still routes; `/api/v1/...` is 404.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import { ApiError, toApiError } from '../errors.js';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { badRequest, SableError } from '../../errors/codes.js';
 import { decodeMsgpack, encodeMsgpack, MSGPACK } from './msgpack.js';
+import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
+import { compileBody, type BodyCheck } from './validation.js';
 
 export type Auth = 'none' | 'key' | 'admin';
 
@@ -15,11 +17,12 @@ export interface Caller {
   keyId: string;
 }
 
-export interface Context {
+export interface Context<B = unknown> {
   req: Request;
   params: Record<string, string>;
   caller: Caller;
-  body: unknown;
+  /** The body, valid against the route's schema. */
+  body: B;
   /** The caller sent or accepts msgpack on a route that speaks it. */
   msgpack: boolean;
 }
@@ -30,14 +33,17 @@ export function reply(ctx: Context, status: number, value: unknown): Response {
   return json(status, value);
 }
 
-export interface Route {
+export interface Route<B = unknown> {
   method: string;
   path: string;
   auth: Auth;
   summary: string;
   /** Decisions the contract leaves open (response shapes and semantics), for the OpenAPI document. */
   description?: string;
-  body?: object;
+  /** The body's schema: its validator, the handler's body type and its OpenAPI entry. */
+  body?: TSchema;
+  /** Answers by status, for the OpenAPI document (null: no body). */
+  responses?: Record<number, TSchema | null>;
   /** Request content types besides JSON that the handler reads from req.body itself. */
   accepts?: string[];
   /** Takes and answers application/msgpack too. */
@@ -46,25 +52,29 @@ export interface Route {
   stream?: boolean;
   /** For the OpenAPI document: the content types and shapes a streamed body takes. */
   streamContent?: Record<string, object>;
-  handler: (ctx: Context) => Promise<Response>;
+  handler(ctx: Context<B>): Promise<Response>;
+}
+
+/** A route whose handler's body is typed from its schema. */
+export function route<S extends TSchema>(r: Omit<Route<Static<S>>, 'body'> & { body: S }): Route {
+  return r as Route;
 }
 
 interface Compiled extends Route {
   segments: string[];
-  validate?: ValidateFunction;
+  check?: BodyCheck;
 }
 
 export type Authenticate = (req: Request) => Caller | undefined;
 
 export class Router {
   private readonly routes: Compiled[] = [];
-  private readonly ajv = new Ajv({ allErrors: false, strict: false });
 
   constructor(private readonly authenticate: Authenticate) {}
 
   add(...routes: Route[]): void {
     for (const r of routes) {
-      this.routes.push({ ...r, segments: split(r.path), validate: r.body ? this.ajv.compile(r.body) : undefined });
+      this.routes.push({ ...r, segments: split(r.path), check: r.body ? compileBody(r.body) : undefined });
     }
   }
 
@@ -94,33 +104,30 @@ export class Router {
   async handle(req: Request): Promise<{ response: Response; pattern: string }> {
     let pattern = 'unmatched';
     try {
-      if (req.path.startsWith('/api/')) throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
+      if (req.path.startsWith('/api/')) throw new SableError('not_found', `no route for ${req.method} ${req.path}`);
       const m = this.match(req.method, req.path);
-      if (!m) throw new ApiError('not_found', `no route for ${req.method} ${req.path}`);
+      if (!m) throw new SableError('not_found', `no route for ${req.method} ${req.path}`);
       if ('methods' in m) {
-        throw new ApiError('method_not_allowed', `${req.method} is not allowed here (allowed: ${m.methods.join(', ')})`, {}, { allow: m.methods.join(', ') });
+        throw new SableError('method_not_allowed', `${req.method} is not allowed here (allowed: ${m.methods.join(', ')})`, { allow: m.methods });
       }
       const { route, params } = m;
       pattern = route.path;
       let caller: Caller = { orgId: '', role: 'member', keyId: '' };
       if (route.auth !== 'none') {
         const found = this.authenticate(req);
-        if (!found) throw new ApiError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');
-        if (route.auth === 'admin' && found.role !== 'admin') throw new ApiError('insufficient_role', 'this operation needs an admin key');
+        if (!found) throw new SableError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');
+        if (route.auth === 'admin' && found.role !== 'admin') throw new SableError('insufficient_role', 'this operation needs an admin key');
         caller = found;
       }
       const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route) : undefined;
       const msgpack = route.msgpack === true && (contentType(req) === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
-      if (route.validate && !Buffer.isBuffer(body) && !route.validate(body)) {
-        const err = route.validate.errors?.[0];
-        const where = err?.instancePath ? err.instancePath.slice(1).replaceAll('/', '.') : 'body';
-        throw new ApiError('invalid_request', `${where} ${err?.message ?? 'is invalid'}`);
-      }
+      const problem = route.check && !Buffer.isBuffer(body) ? route.check(body) : null;
+      if (problem !== null) throw badRequest(problem);
       return { response: await route.handler({ req, params, caller, body, msgpack }), pattern };
     } catch (e) {
-      const err = toApiError(e);
-      if (err.code === 'internal') console.error(`sable: ${req.method} ${req.path} failed:`, e);
-      return { response: json(err.status, err.body(), err.headers), pattern };
+      const response = errorResponse(e);
+      if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed:`, e);
+      return { response, pattern };
     }
   }
 }
@@ -135,13 +142,13 @@ function parseBody(req: Request, route: Route): unknown {
   if (type === MSGPACK && route.msgpack) return decodeMsgpack(req.body);
   if (type !== 'application/json') {
     const accepted = ['application/json', ...(route.msgpack ? [MSGPACK] : []), ...(route.accepts ?? [])].join(' or ');
-    throw new ApiError('unsupported_media_type', `content type '${type}' is not accepted here (send ${accepted})`);
+    throw new SableError('unsupported_media_type', `content type '${type}' is not accepted here (send ${accepted})`);
   }
   if (req.body.length === 0) return {};
   try {
     return JSON.parse(req.body.toString('utf8'));
   } catch {
-    throw new ApiError('invalid_request', 'the body is not valid JSON');
+    throw badRequest('the body is not valid JSON');
   }
 }
 

@@ -2,29 +2,23 @@
  * Bulk upload of Parquet vectors (the contract's legacy-prefixed paths): presigned init, the
  * local store's PUT target, complete, and the one-step multipart upload.
  */
+import { badRequest, SableError } from '../../errors/codes.js';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import type { DatasetService } from '../domain/datasets.js';
-import { ApiError } from '../errors.js';
-import type { Route } from '../http/router.js';
+import type { DatasetService } from '../../catalog/datasets/service.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { failedFile, newFile, newJob, queued, type FileRecord } from '../../jobs/records.js';
+import type { JobRunner } from '../../jobs/runner.js';
+import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../../storage/object-store.js';
+import type { UploadSigner } from '../../storage/signer.js';
+import { route, type Route } from '../http/router.js';
 import { json, type Request } from '../http/types.js';
-import type { JobRunner } from '../jobs/runner.js';
-import { failedFile, newFile, newJob, type FileRecord } from '../jobs/records.js';
-import type { JobStore } from '../jobs/store.js';
 import * as S from '../schemas/uploads.js';
-import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../uploads/object-store.js';
-import type { UploadSigner } from '../uploads/signer.js';
-
-interface InitBody {
-  files: { name: string; size_bytes: number; content_type: string }[];
-  validate_only?: boolean;
-  idempotency_key?: string;
-}
 
 export interface UploadDeps {
   datasets: DatasetService;
-  jobs: JobStore;
+  jobs: JobQueue;
   runner: JobRunner;
   objects: ObjectStore;
   /** Present when the local store signs its own URLs (no object storage configured). */
@@ -41,9 +35,9 @@ export function mediaType(header: string | undefined): string {
 export function uploadRoutes(d: UploadDeps): Route[] {
   const storageKey = (datasetId: string, jobId: string, fileId: string) => `${datasetId}/${jobId}/${fileId}`;
 
-  const uploadsOf = (req: Request, jobId: string) => {
+  const uploadsOf = async (req: Request, jobId: string) => {
     const expiresAt = Math.floor(Date.now() / 1000) + UPLOAD_URL_SECONDS;
-    return d.jobs.filesOf(jobId).map((f) => ({
+    return (await d.jobs.files(jobId)).map((f) => ({
       file_id: f.uuid,
       upload_url: d.objects.presignPut(
         { key: f.file_path, contentType: f.content_type, sizeBytes: f.file_size_bytes, jobId, fileId: f.uuid, expiresAt },
@@ -54,9 +48,9 @@ export function uploadRoutes(d: UploadDeps): Route[] {
   };
 
   const routes: Route[] = [
-    {
+    route({
       method: 'POST', path: '/datasets/:datasetId/upload/init', auth: 'key', summary: 'Start a Parquet upload: one presigned URL per file',
-      body: S.uploadInit,
+      body: S.UploadInit, responses: { 200: S.UploadInitAnswer },
       description:
         'Returns {job_id, uploads: [{file_id, upload_url, expires_in}]}. PUT each file to its upload_url with the ' +
         'Content-Type given here and exactly size_bytes bytes, without the API key (403 otherwise or after expiry), ' +
@@ -64,45 +58,40 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         '(vector column, dimension, finite values, ids) without loading them. A repeated init with the same ' +
         'idempotency_key returns the same job with fresh URLs. The contract spells the three upload paths with ' +
         'the legacy /v1 prefix (/v1/datasets/{datasetId}/upload/...); both forms route.',
-      handler: async ({ req, caller, params, body }) => {
+      handler: async ({ req, caller, params, body: b }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
-        const b = body as InitBody;
-        if (b.idempotency_key) {
-          const existing = d.jobs.idempotency.get([caller.orgId, r.id, b.idempotency_key]);
-          if (existing && d.jobs.job(existing)) return json(200, { job_id: existing, uploads: uploadsOf(req, existing) });
+        const idempotency = b.idempotency_key ? { orgId: caller.orgId, datasetId: r.id, key: b.idempotency_key } : undefined;
+        if (idempotency) {
+          const existing = await d.jobs.byIdempotencyKey(idempotency);
+          if (existing && (await d.jobs.get(existing))) return json(200, { job_id: existing, uploads: await uploadsOf(req, existing) });
         }
-        const job = newJob({ orgId: caller.orgId, datasetId: r.id, validateOnly: b.validate_only ?? false, idempotencyKey: b.idempotency_key ?? null });
+        const job = newJob({ kind: 'parquet', orgId: caller.orgId, datasetId: r.id, validateOnly: b.validate_only ?? false, idempotencyKey: b.idempotency_key ?? null });
         job.current_step = 'awaiting upload';
         job.message = `waiting for ${b.files.length} file(s) and upload/complete`;
         const files = b.files.map((f, position) => {
           const id = randomUUID();
           return newFile({ jobId: job.job_id, fileId: id, position, name: f.name, key: storageKey(r.id, job.job_id, id), size: f.size_bytes, contentType: f.content_type });
         });
-        await d.jobs.write(() => {
-          d.jobs.jobs.put(job.job_id, job);
-          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
-          if (b.idempotency_key) d.jobs.idempotency.put([caller.orgId, r.id, b.idempotency_key], job.job_id);
-        });
-        return json(200, { job_id: job.job_id, uploads: uploadsOf(req, job.job_id) });
+        await d.jobs.create(job, files, idempotency);
+        return json(200, { job_id: job.job_id, uploads: await uploadsOf(req, job.job_id) });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/datasets/:datasetId/upload/complete', auth: 'key', summary: 'Confirm uploaded files and start the load job',
-      body: S.uploadComplete,
+      body: S.UploadComplete, responses: { 200: S.UploadCompleteAnswer },
       description:
         'Returns {confirmed}: the listed files whose bytes arrived with the declared size. A listed file without ' +
         'its bytes fails (error_type upload_missing or size_mismatch); files not listed are skipped. Calling it ' +
         'again answers the same count. Poll the job at /v1/jobs/{job_id}.',
-      handler: async ({ caller, params, body }) => {
+      handler: async ({ caller, params, body: b }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
-        const b = body as { job_id: string; file_ids: string[] };
-        const job = d.jobs.job(b.job_id);
-        if (!job || job.org_id !== caller.orgId || job.dataset_id !== r.id) throw new ApiError('job_not_found', `job ${b.job_id} was not found for dataset ${r.id}`);
-        const files = d.jobs.filesOf(job.job_id);
+        const job = await d.jobs.get(b.job_id);
+        if (!job || job.org_id !== caller.orgId || job.dataset_id !== r.id) throw new SableError('job_not_found', `job ${b.job_id} was not found for dataset ${r.id}`);
+        const files = await d.jobs.files(job.job_id);
         if (job.confirmed) return json(200, { confirmed: job.files_confirmed ?? 0 });
         const byId = new Map(files.map((f) => [f.uuid, f]));
         const unknown = b.file_ids.filter((id) => !byId.has(id));
-        if (unknown.length > 0) throw new ApiError('invalid_request', `file_ids not in job ${job.job_id}: ${unknown.slice(0, 5).join(', ')}`);
+        if (unknown.length > 0) throw badRequest(`file_ids not in job ${job.job_id}: ${unknown.slice(0, 5).join(', ')}`);
         const listed = new Set(b.file_ids);
         let confirmed = 0;
         const now = new Date().toISOString();
@@ -121,17 +110,14 @@ export function uploadRoutes(d: UploadDeps): Route[] {
             confirmed++;
           }
         }
-        await d.jobs.write(() => {
-          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
-          d.jobs.jobs.put(job.job_id, { ...job, confirmed: true, files_confirmed: confirmed, current_step: 'queued', message: `${confirmed} file(s) confirmed` });
-        });
-        d.runner.enqueue(job.job_id);
+        await d.jobs.put(queued(job, confirmed, `${confirmed} file(s) confirmed`), files);
+        d.runner.wake();
         return json(200, { confirmed });
       },
-    },
+    }),
     {
       method: 'POST', path: '/datasets/:datasetId/upload', auth: 'key', summary: 'Upload Parquet files in one multipart request and load them',
-      stream: true,
+      stream: true, responses: { 202: S.MultipartAnswer },
       streamContent: S.multipartUpload,
       description:
         'multipart/form-data with one or more `files` parts (each a Parquet file with its content type); an optional ' +
@@ -140,20 +126,13 @@ export function uploadRoutes(d: UploadDeps): Route[] {
       handler: async ({ req, caller, params }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
         if (!mediaType(req.headers['content-type']).startsWith('multipart/form-data')) {
-          throw new ApiError('unsupported_media_type', 'send multipart/form-data with the files in fields named `files`');
+          throw new SableError('unsupported_media_type', 'send multipart/form-data with the files in fields named `files`');
         }
-        const job = newJob({ orgId: caller.orgId, datasetId: r.id, validateOnly: false, idempotencyKey: null });
+        const job = newJob({ kind: 'parquet', orgId: caller.orgId, datasetId: r.id, validateOnly: false, idempotencyKey: null });
         const files = await receiveMultipart(req, (fileId) => storageKey(r.id, job.job_id, fileId), job.job_id, d.objects, (v) => (job.validate_only = v));
-        if (files.length === 0) throw new ApiError('invalid_request', 'no file parts named `files` were sent');
-        job.confirmed = true;
-        job.files_confirmed = files.length;
-        job.current_step = 'queued';
-        job.message = `${files.length} file(s) received`;
-        await d.jobs.write(() => {
-          d.jobs.jobs.put(job.job_id, job);
-          for (const f of files) d.jobs.files.put([job.job_id, f.uuid], f);
-        });
-        d.runner.enqueue(job.job_id);
+        if (files.length === 0) throw badRequest('no file parts named `files` were sent');
+        await d.jobs.create(queued(job, files.length, `${files.length} file(s) received`), files);
+        d.runner.wake();
         return json(202, { job_id: job.job_id, files_received: files.length, status_url: `/v1/jobs/${job.job_id}` });
       },
     },
@@ -163,33 +142,33 @@ export function uploadRoutes(d: UploadDeps): Route[] {
     const signer = d.signer;
     routes.push({
       method: 'PUT', path: '/uploads/:token', auth: 'none', summary: 'The presigned upload URL of the local store (raw bytes)',
-      stream: true,
+      stream: true, responses: { 200: S.PutAnswer },
       streamContent: S.rawUpload,
       description:
         'Self-authenticating: no API key. The Content-Type must equal the one given at init and the body must be ' +
         'exactly size_bytes bytes; otherwise, or after the hour, 403 forbidden. Answers {file_id, size_bytes}.',
       handler: async ({ req, params }) => {
         const t = signer.verify(params.token);
-        if (!t) throw new ApiError('forbidden', 'the upload URL is not valid');
-        if (Date.now() / 1000 > t.expiresAt) throw new ApiError('forbidden', 'the upload URL has expired; call upload/init again');
+        if (!t) throw new SableError('forbidden', 'the upload URL is not valid');
+        if (Date.now() / 1000 > t.expiresAt) throw new SableError('forbidden', 'the upload URL has expired; call upload/init again');
         if (mediaType(req.headers['content-type']) !== mediaType(t.contentType)) {
-          throw new ApiError('forbidden', `the Content-Type must be '${t.contentType}', as given at init`);
+          throw new SableError('forbidden', `the Content-Type must be '${t.contentType}', as given at init`);
         }
         const declared = req.headers['content-length'];
         if (declared !== undefined && Number(declared) !== t.sizeBytes) {
-          throw new ApiError('forbidden', `the body must be exactly ${t.sizeBytes} bytes, as given at init (Content-Length ${declared})`);
+          throw new SableError('forbidden', `the body must be exactly ${t.sizeBytes} bytes, as given at init (Content-Length ${declared})`);
         }
-        const job = d.jobs.job(t.jobId);
-        const file = d.jobs.file(t.jobId, t.fileId);
-        if (!job || !file) throw new ApiError('forbidden', 'the upload this URL was made for no longer exists');
-        if (job.confirmed) throw new ApiError('forbidden', 'upload/complete was already called for this job; its files are closed');
+        const job = await d.jobs.get(t.jobId);
+        const file = await d.jobs.file(t.jobId, t.fileId);
+        if (!job || !file) throw new SableError('forbidden', 'the upload this URL was made for no longer exists');
+        if (job.confirmed) throw new SableError('forbidden', 'upload/complete was already called for this job; its files are closed');
         try {
           await d.objects.put(t.key, req.stream!, { exact: t.sizeBytes }, t.contentType);
         } catch (e) {
-          if (e instanceof SizeMismatch) throw new ApiError('forbidden', `${e.message}, as given at init`);
+          if (e instanceof SizeMismatch) throw new SableError('forbidden', `${e.message}, as given at init`);
           throw e;
         }
-        await d.jobs.updateFile(t.jobId, t.fileId, (f) => void (f.uploaded_at = new Date().toISOString()));
+        await d.jobs.updateFile(t.jobId, t.fileId, (f) => ({ ...f, uploaded_at: new Date().toISOString() }));
         return json(200, { file_id: t.fileId, size_bytes: t.sizeBytes });
       },
     });
@@ -211,12 +190,12 @@ function receiveMultipart(
     try {
       parser = busboy({ headers: req.headers, limits: { files: MAX_FILES_PER_JOB + 1, fileSize: MAX_FILE_BYTES + 1 } });
     } catch (e) {
-      return reject(new ApiError('invalid_request', `the multipart body cannot be read: ${(e as Error).message}`));
+      return reject(badRequest(`the multipart body cannot be read: ${(e as Error).message}`));
     }
     const files: FileRecord[] = [];
     const writes: Promise<unknown>[] = [];
     const active = new Set<Readable>();
-    let failure: ApiError | null = null;
+    let failure: SableError | null = null;
     let finished = false;
     const finish = () => {
       if (finished) return;
@@ -227,7 +206,7 @@ function receiveMultipart(
         reject(failure);
       });
     };
-    const fail = (e: ApiError) => {
+    const fail = (e: SableError) => {
       if (failure) return;
       failure = e;
       body.unpipe(parser);
@@ -241,7 +220,7 @@ function receiveMultipart(
       if (failure || name !== 'files') return void stream.resume();
       if (files.length === MAX_FILES_PER_JOB) {
         stream.resume();
-        return fail(new ApiError('invalid_request', `at most ${MAX_FILES_PER_JOB} files per job`));
+        return fail(badRequest(`at most ${MAX_FILES_PER_JOB} files per job`));
       }
       const id = randomUUID();
       const record = newFile({ jobId, fileId: id, position: files.length, name: info.filename ?? `file-${files.length + 1}`, key: keyOf(id), size: 0, contentType: info.mimeType });
@@ -256,14 +235,14 @@ function receiveMultipart(
           },
           (e: Error) => {
             active.delete(stream);
-            fail(e instanceof SizeMismatch ? new ApiError('payload_too_large', `file ${record.file_name}: ${e.message}`) : new ApiError('invalid_request', `file ${record.file_name}: ${e.message}`));
+            fail(e instanceof SizeMismatch ? new SableError('payload_too_large', `file ${record.file_name}: ${e.message}`) : badRequest(`file ${record.file_name}: ${e.message}`));
           },
         ),
       );
     });
-    parser.on('error', (e: Error) => fail(new ApiError('invalid_request', `the multipart body cannot be read: ${e.message}`)));
+    parser.on('error', (e: Error) => fail(badRequest(`the multipart body cannot be read: ${e.message}`)));
     parser.on('close', finish);
-    body.on('error', (e) => fail(new ApiError('invalid_request', `the upload broke off: ${e.message}`)));
+    body.on('error', (e) => fail(badRequest(`the upload broke off: ${e.message}`)));
     body.pipe(parser);
   });
 }

@@ -1,17 +1,15 @@
-/** Shared JSON-schema pieces. Schemas are the one source of request validation and OpenAPI. */
-export const scalar = { type: ['string', 'number', 'boolean', 'null'] } as const;
+/** Shared schema pieces of the HTTP API (TypeBox: one definition for validation, types, OpenAPI). */
+import { Type } from '@sinclair/typebox';
 
-export const schemaField = {
-  type: 'object',
-  required: ['name', 'type'],
-  properties: {
-    name: { type: 'string' },
-    type: { type: 'string' },
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'a code of the error table in the description of this document' }),
+    message: Type.String(),
   },
-} as const;
+  { additionalProperties: true },
+);
 
-export const errorBody = {
-  type: 'object',
-  required: ['error', 'message'],
-  properties: { error: { type: 'string' }, message: { type: 'string' } },
-} as const;
+/** The paging fields every list answer carries beside its items. */
+export const Page = { total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() };
+
+export const Timestamp = Type.String({ format: 'date-time' });

@@ -1,160 +1,101 @@
-/** Request bodies of the dataset routes (validated with ajv; also the OpenAPI document). */
-import { scalar, schemaField } from './common.js';
+/**
+ * Bodies and answers of the dataset routes (TypeBox: the validator, the handler's type and the
+ * OpenAPI entry in one definition). The vector routes' bodies live with their use-cases in
+ * retrieval/requests.ts.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { INDEX_TYPES, METRICS } from '../../engine/index.js';
+import { TuningFields } from '../../catalog/datasets/requests.js';
+import { StringEnum } from '../../catalog/json-schema.js';
+import { Page, Timestamp } from './common.js';
 
-const schemaList = { type: 'array', items: schemaField } as const;
+export { CreateDataset, PatchSchema } from '../../catalog/datasets/requests.js';
 
-/** A JSON array of numbers, or (application/msgpack) a float32 binary. */
-const floatVector = {
-  anyOf: [{ type: 'array', items: { type: 'number' } }, { type: 'object', description: 'float32 binary (msgpack only)' }],
-} as const;
+export const PromotionPolicy = Type.Object({
+  max_buffer_vectors: Type.Optional(Type.Integer({ minimum: 1 })),
+  max_buffer_age_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+});
 
-export const createDataset = {
-  type: 'object',
-  required: ['name'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 256 },
-    dim: { type: 'integer', minimum: 1, maximum: 65536 },
-    metric: { enum: ['cosine', 'l2', 'ip'] },
-    index_type: { enum: ['sable'] },
-    embedding: {
-      type: 'object',
-      properties: { provider: { type: 'string' }, model: { type: 'string' }, secret_ref: { type: 'string' }, dim: { type: 'integer', minimum: 1 } },
-    },
-    hybrid: { type: 'boolean' },
-    metadata: { type: 'object' },
-    schema: schemaList,
-    metadata_schema: schemaList,
-    metadata_fields: schemaList,
-    tuning: {
-      type: 'object',
-      properties: {
-        nlist: { type: 'integer', minimum: 1 },
-        nprobe_min: { type: 'integer', minimum: 1 },
-        nprobe_max: { type: 'integer', minimum: 1 },
-      },
-    },
-  },
-} as const;
+export const Sla = Type.Object({
+  target_p99_us: Type.Optional(Type.Integer({ minimum: 0 })),
+  min_nprobe: Type.Optional(Type.Integer({ minimum: 1 })),
+  max_nprobe_fraction: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  min_beam_width: Type.Optional(Type.Integer({ minimum: 1 })),
+  max_beam_width: Type.Optional(Type.Integer({ minimum: 1 })),
+});
 
-export const patchSchema = {
-  type: 'object',
-  properties: {
-    schema: schemaList,
-    metadata_schema: schemaList,
-    metadata_fields: schemaList,
-    mode: { type: 'string' },
-  },
-} as const;
+export const IndexTypeBody = Type.Object({ index_type: Type.Optional(StringEnum(INDEX_TYPES)) });
 
-/** `values`, or a `metadata.text` for the dataset's embedding model to turn into them. */
-export const vector = {
-  type: 'object',
-  required: ['id'],
-  properties: {
-    id: { type: ['string', 'integer'] },
-    values: floatVector,
-    metadata: { type: 'object', additionalProperties: scalar },
-  },
-  anyOf: [
-    { required: ['values'] },
-    { required: ['metadata'], properties: { metadata: { required: ['text'], properties: { text: { type: 'string', minLength: 1 } } } } },
-  ],
-} as const;
+export const Tuning = Type.Object({
+  ...TuningFields,
+  m: Type.Optional(Type.Integer({ minimum: 2, maximum: 1024 })),
+  ef_construction: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+export type Tuning = Static<typeof Tuning>;
 
-export const insertVectors = {
-  type: 'object',
-  required: ['vectors'],
-  properties: { vectors: { type: 'array', items: vector } },
-} as const;
+export const HybridEnabled = Type.Object({ enabled: Type.Boolean() });
+export const HybridAlpha = Type.Object({ alpha: Type.Number({ minimum: 0, maximum: 1 }) });
 
-export const deleteVectors = {
-  type: 'object',
-  required: ['ids'],
-  properties: {
-    ids: { type: 'array', items: { type: ['string', 'integer'] } },
-    write_concern: { enum: ['default', 'one', 'quorum', 'all'] },
-  },
-} as const;
+// ------------------------------------------------------------------ answers
 
-const advancedFilter = {
-  type: 'object',
-  required: ['field', 'op'],
-  properties: {
-    field: { type: 'string', minLength: 1 },
-    op: { enum: ['eq', 'gt', 'gte', 'lt', 'lte', 'in'] },
-    value: { type: ['string', 'number', 'boolean', 'null'] },
-    values: { type: 'array', items: { type: ['string', 'number', 'boolean', 'null'] } },
-  },
-} as const;
+const SchemaEntry = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  source: StringEnum(['user', 'inferred'] as const),
+  confidence: Type.Optional(Type.Number()),
+  samples: Type.Optional(Type.Integer()),
+});
 
-export const search = {
-  type: 'object',
-  properties: {
-    query: floatVector,
-    query_text: { type: 'string' },
-    embedding_model: { type: 'string' },
-    embedding_provider: { type: 'string' },
-    top_k: { type: 'integer', minimum: 1, maximum: 10000 },
-    filters: { type: 'object', additionalProperties: scalar },
-    advanced_filters: { type: 'array', items: advancedFilter },
-    nprobe_override: { type: 'integer', minimum: 1 },
-    rerank_depth_override: { type: 'integer', minimum: 0 },
-    rerank: {},
-    hybrid: { type: 'boolean' },
-    sparse_query: { type: 'string' },
-    alpha: { type: 'number', minimum: 0, maximum: 1 },
-    include_embeddings: { type: 'boolean' },
-    include_documents: { type: 'boolean' },
-    include_metadata: { type: 'boolean' },
-  },
-} as const;
+export const Dataset = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  org_id: Type.String(),
+  dim: Type.Integer(),
+  metric: StringEnum(METRICS),
+  tuning: Type.Object({ nlist: Type.Union([Type.Integer(), Type.Null()]), nprobe_min: Type.Union([Type.Integer(), Type.Null()]), nprobe_max: Type.Union([Type.Integer(), Type.Null()]) }),
+  embedding: Type.Object({ provider: Type.String(), model: Type.String(), secret_ref: Type.Optional(Type.String()) }),
+  index_type: StringEnum(INDEX_TYPES),
+  hybrid: Type.Boolean(),
+  metadata: Type.Record(Type.String(), Type.Unknown()),
+  status: StringEnum(['ready', 'provisioning'] as const, { description: 'provisioning: writes and searches answer 503 dataset_not_ready' }),
+  schema: Type.Optional(Type.Array(SchemaEntry, { description: 'omitted when the dataset has no schema' })),
+  schema_version: Type.Optional(Type.Integer()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
 
-/** Texts per /embed call at most (a bigger load belongs in an ingestion job). */
-export const MAX_EMBED_TEXTS = 2048;
+export const DatasetList = Type.Object({ datasets: Type.Array(Dataset), ...Page });
 
-export const embed = {
-  type: 'object',
-  properties: {
-    text: { type: 'string' },
-    texts: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_EMBED_TEXTS },
-  },
-  oneOf: [{ required: ['text'] }, { required: ['texts'] }],
-} as const;
+export const Stats = Type.Object({
+  vector_count: Type.Integer(),
+  deleted_count: Type.Integer(),
+  storage_bytes: Type.Integer(),
+  memory_bytes: Type.Integer(),
+  index_type: StringEnum(INDEX_TYPES),
+  index_status: StringEnum(['empty', 'building', 'ready'] as const),
+  partitions: Type.Integer(),
+  dim: Type.Integer(),
+  metric: StringEnum(METRICS),
+});
 
-export const promotionPolicy = {
-  type: 'object',
-  properties: {
-    max_buffer_vectors: { type: 'integer', minimum: 1 },
-    max_buffer_age_ms: { type: 'integer', minimum: 1 },
-  },
-} as const;
+export const IndexStatus = Type.Object({
+  index_type: StringEnum(INDEX_TYPES),
+  status: StringEnum(['empty', 'building', 'ready'] as const),
+  progress: Type.Number({ minimum: 0, maximum: 100 }),
+  partitions: Type.Integer(),
+  built_at: Type.Union([Timestamp, Type.Null()]),
+});
 
-export const sla = {
-  type: 'object',
-  properties: {
-    target_p99_us: { type: 'integer', minimum: 0 },
-    min_nprobe: { type: 'integer', minimum: 1 },
-    max_nprobe_fraction: { type: 'integer', minimum: 1, maximum: 100 },
-    min_beam_width: { type: 'integer', minimum: 1 },
-    max_beam_width: { type: 'integer', minimum: 1 },
-  },
-} as const;
-
-export const indexType = {
-  type: 'object',
-  properties: { index_type: { enum: ['sable', 'hnsw', 'ivf', 'flat'] } },
-} as const;
-
-export const tuning = {
-  type: 'object',
-  properties: {
-    nlist: { type: 'integer', minimum: 1 },
-    nprobe_min: { type: 'integer', minimum: 1 },
-    nprobe_max: { type: 'integer', minimum: 1 },
-    m: { type: 'integer', minimum: 2, maximum: 1024 },
-    ef_construction: { type: 'integer', minimum: 1 },
-  },
-} as const;
-
-export const hybridEnabled = { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } } as const;
-export const hybridAlpha = { type: 'object', required: ['alpha'], properties: { alpha: { type: 'number', minimum: 0, maximum: 1 } } } as const;
+export const SchemaAnswer = Type.Object({ schema: Type.Array(SchemaEntry), schema_version: Type.Integer() });
+export const HybridAnswer = Type.Object({ enabled: Type.Boolean(), alpha: Type.Number() });
+export const PromotionAnswer = Type.Object({ max_buffer_vectors: Type.Integer(), max_buffer_age_ms: Type.Integer() });
+export const SlaAnswer = Type.Object({
+  target_p99_us: Type.Integer(),
+  min_nprobe: Type.Integer(),
+  max_nprobe_fraction: Type.Integer(),
+  min_beam_width: Type.Integer(),
+  max_beam_width: Type.Integer(),
+  observed_p99_us: Type.Union([Type.Number(), Type.Null()]),
+  current_nprobe: Type.Union([Type.Integer(), Type.Null()]),
+  current_beam_width: Type.Union([Type.Integer(), Type.Null()]),
+});

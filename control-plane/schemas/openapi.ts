@@ -1,23 +1,30 @@
-/** The OpenAPI document, generated from the route table and its request schemas. */
-import { ERROR_STATUS } from '../errors.js';
+/** The OpenAPI document, generated from the route table: request schemas, answers, error table. */
 import type { Route } from '../http/router.js';
-import { errorBody } from './common.js';
+import { errorTable } from '../http/status.js';
+import { ErrorBody } from './common.js';
 
 export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
     const params = [...r.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const responses: Record<string, unknown> = {
+      default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    };
+    if (r.responses) {
+      for (const [status, schema] of Object.entries(r.responses)) {
+        responses[status] = schema === null ? { description: 'No content' } : { description: 'Success', content: { 'application/json': { schema } } };
+      }
+    } else {
+      responses['2XX'] = { description: 'Success' };
+    }
     const op: Record<string, unknown> = {
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
       ...(r.auth === 'none' ? { security: [] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
       ...(r.streamContent ? { requestBody: { required: true, content: Object.fromEntries(Object.entries(r.streamContent).map(([t, schema]) => [t, { schema }])) } } : {}),
-      responses: {
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-        '2XX': { description: 'Success' },
-      },
+      responses,
     };
     const notes = [r.description, r.auth === 'admin' ? 'Needs an admin key (403 insufficient_role otherwise).' : undefined];
     if (notes.some(Boolean)) op.description = notes.filter(Boolean).join(' ');
@@ -29,13 +36,13 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       title: 'Sable',
       version: '0.1.0',
       description:
-        'Datasets, vectors and search. Canonical paths are unprefixed; /v1/datasets... routes too. ' +
-        'Errors are {error, message}; codes and statuses: ' +
-        Object.entries(ERROR_STATUS).map(([c, s]) => `${c} ${s}`).join(', ') + '.',
+        'Datasets, vectors and search, bulk loads and jobs. Canonical paths are unprefixed; /v1/datasets... routes too. ' +
+        'Errors are {error, message} (plus the fields a code names); codes and statuses: ' +
+        errorTable().map((e) => `${e.code} ${e.status} (${e.meaning})`).join('; ') + '.',
     },
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-      schemas: { Error: errorBody },
+      schemas: { Error: ErrorBody },
     },
     security: [{ apiKey: [] }],
     paths,

@@ -13,8 +13,9 @@ struct EnvData {
   Napi::FunctionReference error_class;
 };
 
-// Throws a JS error with a string `code` (the injected class when set, else Error).
-[[noreturn]] void throw_js(Napi::Env env, const std::string& code, const std::string& message);
+// Throws a JS error with a string `code` (the injected class, constructed as (code, message),
+// when set, else Error).
+[[noreturn]] void throw_js(Napi::Env env, Code code, const std::string& message);
 
 // Runs `body`, turning sable::Error and std::exception into JS errors with codes.
 Napi::Value guarded(const Napi::CallbackInfo& info, const std::function<Napi::Value()>& body);
@@ -26,6 +27,8 @@ uint32_t uint32_arg(const Napi::CallbackInfo& info, size_t i, const char* name);
 std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* name);
 
 void register_kernels(Napi::Env env, Napi::Object exports);
+// errorCodes() and enumerations(): the core's names, for the TypeScript registry and vocabulary.
+void register_vocabulary(Napi::Env env, Napi::Object exports);
 void register_segments(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
 

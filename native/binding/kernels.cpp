@@ -19,40 +19,40 @@ namespace {
 Isa parse_isa(const std::string& name) {
   for (Isa isa : {Isa::Serial, Isa::Avx2, Isa::Avx512, Isa::Neon})
     if (name == isa_name(isa)) return isa;
-  throw sable::Error("invalid_argument", "unknown ISA '" + name + "'");
+  throw sable::Error(Code::invalid_argument, "unknown ISA '" + name + "'");
 }
 
 Napi::Value kernel_distance(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
-    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     std::string kernel = string_arg(info, 1, "kernel");
     Napi::Float32Array a = float32_arg(info, 2, "a");
     size_t d = a.ElementLength();
     float r;
     if (kernel.ends_with("_f32")) {
       Napi::Float32Array b = float32_arg(info, 3, "b");
-      if (b.ElementLength() != d) throw sable::Error("invalid_argument", "a and b differ in length");
+      if (b.ElementLength() != d) throw sable::Error(Code::invalid_argument, "a and b differ in length");
       auto fn = kernel == "l2sq_f32" ? table->l2sq_f32 : kernel == "ip_f32" ? table->ip_f32 : kernel == "cos_f32" ? table->cos_f32 : nullptr;
-      if (!fn) throw sable::Error("invalid_argument", "unknown kernel " + kernel);
+      if (!fn) throw sable::Error(Code::invalid_argument, "unknown kernel " + kernel);
       r = fn(a.Data(), b.Data(), d);
     } else if (kernel.ends_with("_f16")) {
       Napi::Float32Array b = float32_arg(info, 3, "b");
-      if (b.ElementLength() != d) throw sable::Error("invalid_argument", "a and b differ in length");
+      if (b.ElementLength() != d) throw sable::Error(Code::invalid_argument, "a and b differ in length");
       auto fn = kernel == "l2sq_f16" ? table->l2sq_f16 : kernel == "ip_f16" ? table->ip_f16 : nullptr;
-      if (!fn) throw sable::Error("invalid_argument", "unknown kernel " + kernel);
+      if (!fn) throw sable::Error(Code::invalid_argument, "unknown kernel " + kernel);
       std::vector<uint16_t> halves(d);
       for (size_t i = 0; i < d; ++i) halves[i] = float_to_half(b.Data()[i]);
       r = fn(a.Data(), halves.data(), d);
     } else {
       if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
-        throw sable::Error("invalid_argument", "code must be a Uint8Array");
+        throw sable::Error(Code::invalid_argument, "code must be a Uint8Array");
       Napi::Uint8Array code = info[3].As<Napi::Uint8Array>();
       Napi::Float32Array vmin = float32_arg(info, 4, "vmin"), scale = float32_arg(info, 5, "scale");
       if (code.ElementLength() != d || vmin.ElementLength() != d || scale.ElementLength() != d)
-        throw sable::Error("invalid_argument", "lengths differ");
+        throw sable::Error(Code::invalid_argument, "lengths differ");
       auto fn = kernel == "l2sq_sq8" ? table->l2sq_sq8 : kernel == "ip_sq8" ? table->ip_sq8 : kernel == "cos_sq8" ? table->cos_sq8 : nullptr;
-      if (!fn) throw sable::Error("invalid_argument", "unknown kernel " + kernel);
+      if (!fn) throw sable::Error(Code::invalid_argument, "unknown kernel " + kernel);
       r = fn(a.Data(), code.Data(), vmin.Data(), scale.Data(), d);
     }
     return Napi::Number::New(info.Env(), r);
@@ -63,7 +63,7 @@ template <class T>
 T typed_field(const Napi::Object& o, const char* name, napi_typedarray_type type, const char* what) {
   Napi::Value v = o.Get(name);
   if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
-    throw sable::Error("invalid_argument", std::string(name) + " must be a " + what);
+    throw sable::Error(Code::invalid_argument, std::string(name) + " must be a " + what);
   return v.As<T>();
 }
 
@@ -74,33 +74,33 @@ T typed_field(const Napi::Object& o, const char* name, napi_typedarray_type type
 Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
-    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     const std::string kernel = string_arg(info, 1, "kernel");
     if (kernel != "dot_u8_f32_batch" && kernel != "dot_u8_i8x2_batch")
-      throw sable::Error("invalid_argument", "unknown kernel " + kernel);
-    if (info.Length() < 3 || !info[2].IsObject()) throw sable::Error("invalid_argument", "arguments must be an object");
+      throw sable::Error(Code::invalid_argument, "unknown kernel " + kernel);
+    if (info.Length() < 3 || !info[2].IsObject()) throw sable::Error(Code::invalid_argument, "arguments must be an object");
     const Napi::Object o = info[2].As<Napi::Object>();
     const Napi::Value stride_v = o.Get("stride"), count_v = o.Get("count");
-    if (!stride_v.IsNumber() || !count_v.IsNumber()) throw sable::Error("invalid_argument", "stride and count must be numbers");
+    if (!stride_v.IsNumber() || !count_v.IsNumber()) throw sable::Error(Code::invalid_argument, "stride and count must be numbers");
     const double stride_d = stride_v.As<Napi::Number>().DoubleValue(), count_d = count_v.As<Napi::Number>().DoubleValue();
     if (!(stride_d >= 1 && stride_d <= 65536 && stride_d == double(size_t(stride_d))) ||
         !(count_d >= 0 && count_d <= 1e6 && count_d == double(size_t(count_d))))
-      throw sable::Error("invalid_argument", "stride must be an integer in [1, 65536] and count in [0, 1e6]");
+      throw sable::Error(Code::invalid_argument, "stride must be an integer in [1, 65536] and count in [0, 1e6]");
     const size_t stride = size_t(stride_d), count = size_t(count_d);
     const Napi::Uint8Array codes = typed_field<Napi::Uint8Array>(o, "codes", napi_uint8_array, "Uint8Array");
-    if (codes.ElementLength() % stride) throw sable::Error("invalid_argument", "codes must hold whole rows");
+    if (codes.ElementLength() % stride) throw sable::Error(Code::invalid_argument, "codes must hold whole rows");
     const size_t rows = codes.ElementLength() / stride;
     std::vector<uint32_t> sel;
     const Napi::Value sel_v = o.Get("sel");
     const bool has_sel = !sel_v.IsUndefined() && !sel_v.IsNull();
     if (has_sel) {
       const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
-      if (sa.ElementLength() != count) throw sable::Error("invalid_argument", "sel must hold count entries");
+      if (sa.ElementLength() != count) throw sable::Error(Code::invalid_argument, "sel must hold count entries");
       sel.assign(sa.Data(), sa.Data() + count);
       for (uint32_t r : sel)
-        if (r >= rows) throw sable::Error("invalid_argument", "sel entry past the last code");
+        if (r >= rows) throw sable::Error(Code::invalid_argument, "sel entry past the last code");
     } else if (count > rows) {
-      throw sable::Error("invalid_argument", "count exceeds the codes given");
+      throw sable::Error(Code::invalid_argument, "count exceeds the codes given");
     }
     const size_t wide = (stride + 63) / 64 * 64;
     std::vector<uint8_t> padded(codes.ElementLength() + 64, 0);
@@ -109,7 +109,7 @@ Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
     const uint32_t* selp = has_sel ? sel.data() : nullptr;
     if (kernel == "dot_u8_f32_batch") {
       const Napi::Float32Array w = typed_field<Napi::Float32Array>(o, "w", napi_float32_array, "Float32Array");
-      if (w.ElementLength() != stride) throw sable::Error("invalid_argument", "w must hold stride entries");
+      if (w.ElementLength() != stride) throw sable::Error(Code::invalid_argument, "w must hold stride entries");
       std::vector<float> wp(wide, 0.0f);
       std::copy(w.Data(), w.Data() + stride, wp.begin());
       table->dot_u8_f32_batch(wp.data(), padded.data(), stride, selp, count, out.Data());
@@ -118,7 +118,7 @@ Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
       const Napi::Int8Array lo = typed_field<Napi::Int8Array>(o, "lo", napi_int8_array, "Int8Array");
       const Napi::Value s_v = o.Get("s");
       if (hi.ElementLength() != stride || lo.ElementLength() != stride || !s_v.IsNumber())
-        throw sable::Error("invalid_argument", "hi and lo must hold stride entries, s must be a number");
+        throw sable::Error(Code::invalid_argument, "hi and lo must hold stride entries, s must be a number");
       std::vector<int8_t> hp(wide, 0), lp(wide, 0);
       std::copy(hi.Data(), hi.Data() + stride, hp.begin());
       std::copy(lo.Data(), lo.Data() + stride, lp.begin());
@@ -134,12 +134,12 @@ Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
 Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
-    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     const Napi::Float32Array x = float32_arg(info, 1, "points"), c = float32_arg(info, 2, "centroids");
     const size_t dim = uint32_arg(info, 3, "dim");
     const bool l2 = info.Length() > 4 && info[4].ToBoolean();
     if (dim == 0 || x.ElementLength() % dim || c.ElementLength() % dim || c.ElementLength() == 0)
-      throw sable::Error("invalid_argument", "points and centroids must hold whole rows of dim > 0");
+      throw sable::Error(Code::invalid_argument, "points and centroids must hold whole rows of dim > 0");
     const size_t n = x.ElementLength() / dim, k = c.ElementLength() / dim, W = table->panel_width;
     const size_t npanels = (k + W - 1) / W;
     std::vector<float> panels(npanels * dim * W, 0.0f), pnorm(npanels * W, std::numeric_limits<float>::infinity());
@@ -175,16 +175,16 @@ Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
 Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
-    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     const Napi::Float32Array a = float32_arg(info, 1, "a"), w = float32_arg(info, 2, "w");
     const size_t k = uint32_arg(info, 4, "k");
     if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
-      throw sable::Error("invalid_argument", "a and w must hold whole rows of k > 0");
+      throw sable::Error(Code::invalid_argument, "a and w must hold whole rows of k > 0");
     const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = table->panel_width;
     std::vector<float> panels = pack_panels(w.Data(), n, k, W), bias((n + W - 1) / W * W, 0.0f);
     if (info[3].IsTypedArray()) {
       const Napi::Float32Array b = float32_arg(info, 3, "bias");
-      if (b.ElementLength() != n) throw sable::Error("invalid_argument", "bias must hold n values");
+      if (b.ElementLength() != n) throw sable::Error(Code::invalid_argument, "bias must hold n values");
       std::copy(b.Data(), b.Data() + n, bias.begin());
     }
     Napi::Float32Array c = Napi::Float32Array::New(info.Env(), m * n);
@@ -206,9 +206,9 @@ Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
 Napi::Value kernel_elementwise(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
-    if (!table) throw sable::Error("unsupported", "that ISA is not available on this machine");
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     const std::string kernel = string_arg(info, 1, "kernel");
-    if (kernel != "gelu" && kernel != "softmax") throw sable::Error("invalid_argument", "kernel must be gelu or softmax");
+    if (kernel != "gelu" && kernel != "softmax") throw sable::Error(Code::invalid_argument, "kernel must be gelu or softmax");
     const Napi::Float32Array x = float32_arg(info, 2, "x");
     Napi::Float32Array out = Napi::Float32Array::New(info.Env(), x.ElementLength());
     std::copy(x.Data(), x.Data() + x.ElementLength(), out.Data());

@@ -19,15 +19,15 @@ uint32_t next_model = 1;
 std::shared_ptr<const BertEncoder> model_of(uint32_t h) {
   std::lock_guard lock(models_mu);
   auto it = models.find(h);
-  if (it == models.end()) throw sable::Error("model_not_found", "model handle " + std::to_string(h) + " is not open");
+  if (it == models.end()) throw sable::Error(Code::model_not_found, "model handle " + std::to_string(h) + " is not open");
   return it->second;
 }
 
 size_t size_field(const Napi::Object& o, const char* name) {
   const Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) throw sable::Error("invalid_argument", std::string("model config: ") + name + " must be a number");
+  if (!v.IsNumber()) throw sable::Error(Code::invalid_argument, std::string("model config: ") + name + " must be a number");
   const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0 && d <= 1e9) || d != double(size_t(d))) throw sable::Error("invalid_argument", std::string("model config: bad ") + name);
+  if (!(d >= 0 && d <= 1e9) || d != double(size_t(d))) throw sable::Error(Code::invalid_argument, std::string("model config: bad ") + name);
   return size_t(d);
 }
 
@@ -36,7 +36,7 @@ size_t size_field(const Napi::Object& o, const char* name) {
 Napi::Value model_create(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject())
-      throw sable::Error("invalid_argument", "modelCreate(config, tensors)");
+      throw sable::Error(Code::invalid_argument, "modelCreate(config, tensors)");
     const Napi::Object cfg = info[0].As<Napi::Object>(), tensors = info[1].As<Napi::Object>();
     BertConfig c;
     c.vocab = size_field(cfg, "vocab");
@@ -50,10 +50,10 @@ Napi::Value model_create(const Napi::CallbackInfo& info) {
     auto lookup = [&](const std::string& name, size_t count) -> const float* {
       const Napi::Value v = tensors.Get(name);
       if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
-        throw sable::Error("model_invalid", "the model has no float tensor " + name);
+        throw sable::Error(Code::model_invalid, "the model has no float tensor " + name);
       const Napi::Float32Array a = v.As<Napi::Float32Array>();
       if (a.ElementLength() != count)
-        throw sable::Error("model_invalid", "tensor " + name + " holds " + std::to_string(a.ElementLength()) +
+        throw sable::Error(Code::model_invalid, "tensor " + name + " holds " + std::to_string(a.ElementLength()) +
                                                 " values, expected " + std::to_string(count));
       return a.Data();
     };
@@ -80,15 +80,15 @@ Napi::Value model_embed(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto model = model_of(uint32_arg(info, 0, "handle"));
     if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-      throw sable::Error("invalid_argument", "tokens must be an Int32Array");
+      throw sable::Error(Code::invalid_argument, "tokens must be an Int32Array");
     if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
-      throw sable::Error("invalid_argument", "lengths must be a Uint32Array");
+      throw sable::Error(Code::invalid_argument, "lengths must be a Uint32Array");
     const Napi::Int32Array tokens = info[1].As<Napi::Int32Array>();
     const Napi::Uint32Array lengths = info[2].As<Napi::Uint32Array>();
     const unsigned threads = std::max(1u, uint32_arg(info, 3, "threads"));
     size_t total = 0;
     for (size_t i = 0; i < lengths.ElementLength(); ++i) total += lengths[i];
-    if (total != tokens.ElementLength()) throw sable::Error("invalid_argument", "the lengths do not add up to the tokens given");
+    if (total != tokens.ElementLength()) throw sable::Error(Code::invalid_argument, "the lengths do not add up to the tokens given");
     const size_t count = lengths.ElementLength(), hidden = model->config().hidden;
     auto out = std::make_shared<std::vector<float>>(count * hidden);
     const int32_t* tp = tokens.Data();

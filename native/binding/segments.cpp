@@ -27,35 +27,35 @@ uint32_t register_segment(std::shared_ptr<Segment> seg) {
 std::shared_ptr<Segment> segment_of(uint32_t h) {
   std::lock_guard lock(registry_mu);
   auto it = registry.find(h);
-  if (it == registry.end()) throw sable::Error("segment_not_found", "segment handle " + std::to_string(h) + " is not open");
+  if (it == registry.end()) throw sable::Error(Code::segment_not_found, "segment handle " + std::to_string(h) + " is not open");
   return it->second;
 }
 
 std::vector<std::shared_ptr<Segment>> segments_arg(const Napi::CallbackInfo& info, size_t i) {
-  if (!info[i].IsArray()) throw sable::Error("invalid_argument", "segments must be an array of handles");
+  if (!info[i].IsArray()) throw sable::Error(Code::invalid_argument, "segments must be an array of handles");
   Napi::Array arr = info[i].As<Napi::Array>();
   std::vector<std::shared_ptr<Segment>> out;
   for (uint32_t j = 0; j < arr.Length(); ++j) {
     Napi::Value v = arr.Get(j);
-    if (!v.IsNumber()) throw sable::Error("invalid_argument", "segment handles are numbers");
+    if (!v.IsNumber()) throw sable::Error(Code::invalid_argument, "segment handles are numbers");
     out.push_back(segment_of(v.As<Napi::Number>().Uint32Value()));
   }
   size_t dim = out.empty() ? 0 : out.front()->dim();
   for (auto& s : out)
     if (s->dim() != dim || s->metric() != out.front()->metric())
-      throw sable::Error("invalid_argument", "segments of one search must share dim and metric");
+      throw sable::Error(Code::invalid_argument, "segments of one search must share dim and metric");
   return out;
 }
 
 std::vector<int64_t> ids_arg(const Napi::CallbackInfo& info, size_t i) {
   if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-    throw sable::Error("invalid_argument", "ids must be a Float64Array");
+    throw sable::Error(Code::invalid_argument, "ids must be a Float64Array");
   Napi::Float64Array a = info[i].As<Napi::Float64Array>();
   std::vector<int64_t> ids(a.ElementLength());
   for (size_t j = 0; j < ids.size(); ++j) {
     double v = a[j];
     if (!(v >= -9007199254740991.0 && v <= 9007199254740991.0) || v != double(int64_t(v)))
-      throw sable::Error("invalid_argument", "ids must be safe integers");
+      throw sable::Error(Code::invalid_argument, "ids must be safe integers");
     ids[j] = int64_t(v);
   }
   return ids;
@@ -76,9 +76,9 @@ Napi::Uint8Array mask_array(Napi::Env env, const std::vector<uint8_t>& mask) {
 uint32_t opt_u32(const Napi::Object& o, const char* key) {
   Napi::Value v = o.Get(key);
   if (v.IsUndefined() || v.IsNull()) return 0;
-  if (!v.IsNumber()) throw sable::Error("invalid_argument", std::string(key) + " must be a number");
+  if (!v.IsNumber()) throw sable::Error(Code::invalid_argument, std::string(key) + " must be a number");
   double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0 && d <= 1e9)) throw sable::Error("invalid_argument", std::string(key) + " is out of range");
+  if (!(d >= 0 && d <= 1e9)) throw sable::Error(Code::invalid_argument, std::string(key) + " is out of range");
   return uint32_t(d);
 }
 
@@ -111,19 +111,12 @@ QueryOptions query_options(const Napi::Value& value) {
   return q;
 }
 
-Napi::Object receipt_object(Napi::Env env, const std::vector<SegmentReceipt>& segs) {
-  Napi::Object r = Napi::Object::New(env);
-  std::string strategy;
-  uint64_t candidates = 0;
-  uint32_t searched = 0;
+// Per-partition receipts only: the engine sums them up (engine/dataset/search.ts, receiptOf),
+// once for a search on one thread and for a search fanned out over shards alike.
+Napi::Array partition_receipts(Napi::Env env, const std::vector<SegmentReceipt>& segs) {
   Napi::Array parts = Napi::Array::New(env, segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
     const auto& s = segs[i];
-    candidates += s.candidates_scored;
-    if (std::string(s.strategy) != "none") {
-      ++searched;
-      strategy = strategy.empty() || strategy == s.strategy ? s.strategy : "mixed";
-    }
     Napi::Object p = Napi::Object::New(env);
     p.Set("strategy", s.strategy);
     p.Set("rows", double(s.rows));
@@ -133,12 +126,7 @@ Napi::Object receipt_object(Napi::Env env, const std::vector<SegmentReceipt>& se
     p.Set("beam_width", s.beam_width);
     parts.Set(uint32_t(i), p);
   }
-  r.Set("strategy", strategy.empty() ? "none" : strategy);
-  r.Set("candidates_scored", double(candidates));
-  r.Set("partitions_searched", searched);
-  r.Set("isa", isa_name(active_kernels().isa));
-  r.Set("partitions", parts);
-  return r;
+  return parts;
 }
 
 Napi::Object result_object(Napi::Env env, const SearchResult& res) {
@@ -151,7 +139,8 @@ Napi::Object result_object(Napi::Env env, const SearchResult& res) {
   }
   out.Set("ids", ids);
   out.Set("scores", scores);
-  out.Set("receipt", receipt_object(env, res.segments));
+  out.Set("partitions", partition_receipts(env, res.segments));
+  out.Set("isa", isa_name(active_kernels().isa));
   return out;
 }
 
@@ -163,7 +152,7 @@ void set(Napi::Env env, Napi::Object exports, const char* name, Napi::Value (*fn
 Napi::Value segment_create(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     uint32_t dim = uint32_arg(info, 0, "dim");
-    if (dim == 0 || dim > 65536) throw sable::Error("invalid_argument", "dim must be between 1 and 65536");
+    if (dim == 0 || dim > 65536) throw sable::Error(Code::invalid_argument, "dim must be between 1 and 65536");
     Metric metric = parse_metric(string_arg(info, 1, "metric"));
     auto seg = std::make_shared<Segment>(dim, metric);
     if (info.Length() > 2 && info[2].IsNumber()) seg->reserve(uint32_arg(info, 2, "reserveRows"));
@@ -191,16 +180,16 @@ std::vector<ColumnBatch> columns_arg(const Napi::CallbackInfo& info, size_t i, s
     b.name = c.Get("name").ToString().Utf8Value();
     b.type = parse_column_type(c.Get("type").ToString().Utf8Value());
     Napi::Value values = c.Get("values");
-    if (!values.IsTypedArray()) throw sable::Error("invalid_argument", "column values must be a typed array");
+    if (!values.IsTypedArray()) throw sable::Error(Code::invalid_argument, "column values must be a typed array");
     Napi::TypedArray ta = values.As<Napi::TypedArray>();
     if (ta.ElementLength() != rows || ta.ElementSize() != column_type_size(b.type))
-      throw sable::Error("invalid_argument", "column '" + b.name + "' has the wrong length or element type");
+      throw sable::Error(Code::invalid_argument, "column '" + b.name + "' has the wrong length or element type");
     b.values = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
     b.valid = nullptr;
     Napi::Value valid = c.Get("valid");
     if (valid.IsTypedArray()) {
       Napi::Uint8Array va = valid.As<Napi::Uint8Array>();
-      if (va.ElementLength() != rows) throw sable::Error("invalid_argument", "column validity has the wrong length");
+      if (va.ElementLength() != rows) throw sable::Error(Code::invalid_argument, "column validity has the wrong length");
       b.valid = va.Data();
     }
     columns.push_back(std::move(b));
@@ -214,7 +203,7 @@ Napi::Value segment_append(const Napi::CallbackInfo& info) {
     std::vector<int64_t> ids = ids_arg(info, 1);
     Napi::Float32Array vectors = float32_arg(info, 2, "vectors");
     if (vectors.ElementLength() != ids.size() * seg->dim())
-      throw sable::Error("invalid_argument", "vectors must hold ids.length * dim values");
+      throw sable::Error(Code::invalid_argument, "vectors must hold ids.length * dim values");
     std::vector<ColumnBatch> columns = columns_arg(info, 3, ids.size());
     seg->append(ids.data(), vectors.Data(), ids.size(), columns);
     return info.Env().Undefined();
@@ -285,7 +274,7 @@ Napi::Value segment_score(const Napi::CallbackInfo& info) {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     std::vector<int64_t> ids = ids_arg(info, 1);
     Napi::Float32Array query = float32_arg(info, 2, "query");
-    if (query.ElementLength() != seg->dim()) throw sable::Error("invalid_argument", "query length differs from the dimension");
+    if (query.ElementLength() != seg->dim()) throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
     std::vector<float> scores = seg->score(ids.data(), ids.size(), query.Data());
     Napi::Float32Array out = Napi::Float32Array::New(info.Env(), scores.size());
     std::copy(scores.begin(), scores.end(), out.Data());
@@ -386,7 +375,7 @@ Napi::Value search(const Napi::CallbackInfo& info) {
     auto segs = segments_arg(info, 0);
     Napi::Float32Array query = float32_arg(info, 1, "query");
     if (!segs.empty() && query.ElementLength() != segs.front()->dim())
-      throw sable::Error("invalid_argument", "query length differs from the dimension");
+      throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
     QueryOptions opts = query_options(info[2]);
     return result_object(info.Env(), search_segments(segs, query.Data(), opts));
   });
@@ -398,7 +387,7 @@ Napi::Value search_async(const Napi::CallbackInfo& info) {
     auto segs = segments_arg(info, 0);
     Napi::Float32Array query = float32_arg(info, 1, "query");
     if (!segs.empty() && query.ElementLength() != segs.front()->dim())
-      throw sable::Error("invalid_argument", "query length differs from the dimension");
+      throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
     QueryOptions opts = query_options(info[2]);
     const float* data = query.Data();
     auto result = std::make_shared<SearchResult>();
@@ -413,7 +402,7 @@ Napi::Value search_batch(const Napi::CallbackInfo& info) {
     auto segs = segments_arg(info, 0);
     Napi::Float32Array queries = float32_arg(info, 1, "queries");
     size_t dim = segs.empty() ? 1 : segs.front()->dim();
-    if (queries.ElementLength() % dim) throw sable::Error("invalid_argument", "queries length is not a multiple of the dimension");
+    if (queries.ElementLength() % dim) throw sable::Error(Code::invalid_argument, "queries length is not a multiple of the dimension");
     size_t nq = queries.ElementLength() / dim;
     QueryOptions opts = query_options(info[2]);
     unsigned threads = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() : 1;

@@ -27,10 +27,10 @@ class Task : public Napi::AsyncWorker {
       code_ = e.code();
       SetError(e.what());
     } catch (const std::bad_alloc&) {
-      code_ = "out_of_memory";
+      code_ = Code::out_of_memory;
       SetError("the engine ran out of memory");
     } catch (const std::exception& e) {
-      code_ = "internal";
+      code_ = Code::internal;
       SetError(e.what());
     }
   }
@@ -54,7 +54,7 @@ class Task : public Napi::AsyncWorker {
   Work work_;
   Done done_;
   std::vector<Napi::ObjectReference> keep_;
-  std::string code_ = "internal";
+  Code code_ = Code::internal;
 };
 
 inline Napi::Value queue(Task* task) {

@@ -8,15 +8,30 @@
 
 namespace sable {
 
-// Every failure the core reports carries a stable string code that the binding turns into
-// a JS error `code`, and that the HTTP layer maps to a status through one table.
+// Every code the core can raise. The binding exports the list (`errorCodes()`), and a test
+// checks it against the one registry of codes (errors/codes.ts), where the HTTP layer finds
+// each code's status.
+#define SABLE_ERROR_CODES(X)                                                                     \
+  X(invalid_argument) X(snapshot_corrupt) X(snapshot_missing) X(io_error) X(unsupported)         \
+  X(model_invalid) X(model_not_found) X(segment_not_found) X(segment_sealed) X(index_building)   \
+  X(out_of_memory) X(internal)
+
+enum class Code : uint8_t {
+#define SABLE_CODE_ENUM(name) name,
+  SABLE_ERROR_CODES(SABLE_CODE_ENUM)
+#undef SABLE_CODE_ENUM
+};
+const char* code_name(Code c);
+
+// Every failure the core reports carries one of those codes; the binding turns it into a JS
+// error `code`.
 class Error : public std::runtime_error {
  public:
-  Error(std::string code, const std::string& message) : std::runtime_error(message), code_(std::move(code)) {}
-  const std::string& code() const { return code_; }
+  Error(Code code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Code code() const { return code_; }
 
  private:
-  std::string code_;
+  Code code_;
 };
 
 // Internal distances ascend (lower is nearer): L2 uses squared euclidean, IP and Cosine use the
@@ -25,10 +40,15 @@ enum class Metric : uint8_t { L2 = 0, IP = 1, Cosine = 2 };
 
 enum class IndexType : uint8_t { Flat = 0, Ivf = 1, Hnsw = 2, Sable = 3 };
 
+// The names of every value of each enumeration, in enum order: the binding exports them so the
+// TypeScript vocabulary (engine/vocabulary.ts) is checked against the core's.
+constexpr Metric kMetrics[] = {Metric::L2, Metric::IP, Metric::Cosine};
+constexpr IndexType kIndexTypes[] = {IndexType::Flat, IndexType::Ivf, IndexType::Hnsw, IndexType::Sable};
+
 const char* metric_name(Metric m);
-Metric parse_metric(const std::string& name);  // throws Error("invalid_argument")
+Metric parse_metric(const std::string& name);  // throws Error(Code::invalid_argument)
 const char* index_type_name(IndexType t);
-IndexType parse_index_type(const std::string& name);  // throws Error("invalid_argument")
+IndexType parse_index_type(const std::string& name);  // throws Error(Code::invalid_argument)
 
 // Score exposed to users from an internal distance: l2 -> squared distance, ip -> -dot,
 // cosine -> 1 - cosine similarity.

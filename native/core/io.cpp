@@ -26,11 +26,11 @@ static constexpr uint64_t kChecksumSeed = 0xcbf29ce484222325ull;
 
 Writer::Writer(const std::string& path) : path_(path), tmp_(path + ".tmp"), hash_(kChecksumSeed) {
   f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw Error("io_error", "cannot write snapshot " + tmp_);
+  if (!f_) throw Error(Code::io_error, "cannot write snapshot " + tmp_);
   uint64_t magic = kSnapshotMagic;
   uint32_t version = kSnapshotVersion;
   if (std::fwrite(&magic, 8, 1, f_) != 1 || std::fwrite(&version, 4, 1, f_) != 1)
-    throw Error("io_error", "cannot write snapshot " + tmp_);
+    throw Error(Code::io_error, "cannot write snapshot " + tmp_);
 }
 
 Writer::~Writer() {
@@ -39,7 +39,7 @@ Writer::~Writer() {
 }
 
 void Writer::bytes(const void* p, size_t n) {
-  if (n && std::fwrite(p, 1, n, f_) != n) throw Error("io_error", "short write to snapshot " + tmp_);
+  if (n && std::fwrite(p, 1, n, f_) != n) throw Error(Code::io_error, "short write to snapshot " + tmp_);
   const uint8_t* b = static_cast<const uint8_t*>(p);
   if (carried_) {
     size_t take = std::min(n, 8 - carried_);
@@ -61,34 +61,34 @@ void Writer::commit() {
   hash_ = checksum(carry_, carried_, hash_);
   carried_ = 0;
   if (std::fwrite(&hash_, 8, 1, f_) != 1 || std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0)
-    throw Error("io_error", "cannot flush snapshot " + tmp_);
+    throw Error(Code::io_error, "cannot flush snapshot " + tmp_);
   std::fclose(f_);
   f_ = nullptr;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw Error("io_error", "cannot rename snapshot to " + path_);
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw Error(Code::io_error, "cannot rename snapshot to " + path_);
   committed_ = true;
 }
 
 Reader::Reader(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error("snapshot_missing", "snapshot " + path + " does not exist");
+  if (!f) throw Error(Code::snapshot_missing, "snapshot " + path + " does not exist");
   std::fseek(f, 0, SEEK_END);
   long size = std::ftell(f);
   std::fseek(f, 0, SEEK_SET);
   if (size < 20) {
     std::fclose(f);
-    throw Error("snapshot_corrupt", "snapshot " + path + " is truncated");
+    throw Error(Code::snapshot_corrupt, "snapshot " + path + " is truncated");
   }
   data_.resize(size_t(size));
   size_t got = std::fread(data_.data(), 1, data_.size(), f);
   std::fclose(f);
-  if (got != data_.size()) throw Error("snapshot_corrupt", "snapshot " + path + " could not be read whole");
+  if (got != data_.size()) throw Error(Code::snapshot_corrupt, "snapshot " + path + " could not be read whole");
   uint64_t magic;
   uint32_t version;
   std::memcpy(&magic, data_.data(), 8);
   std::memcpy(&version, data_.data() + 8, 4);
-  if (magic != kSnapshotMagic) throw Error("snapshot_corrupt", "snapshot " + path + " is not a sable snapshot");
+  if (magic != kSnapshotMagic) throw Error(Code::snapshot_corrupt, "snapshot " + path + " is not a sable snapshot");
   if (version < kOldestReadableSnapshotVersion || version > kSnapshotVersion)
-    throw Error("snapshot_corrupt", "snapshot " + path + " has format version " + std::to_string(version) +
+    throw Error(Code::snapshot_corrupt, "snapshot " + path + " has format version " + std::to_string(version) +
                                         ", this build reads " + std::to_string(kOldestReadableSnapshotVersion) +
                                         " to " + std::to_string(kSnapshotVersion));
   version_ = version;
@@ -97,17 +97,17 @@ Reader::Reader(const std::string& path) {
   uint64_t stored;
   std::memcpy(&stored, data_.data() + end_, 8);
   if (checksum(data_.data() + pos_, end_ - pos_, kChecksumSeed) != stored)
-    throw Error("snapshot_corrupt", "snapshot " + path + " fails its checksum");
+    throw Error(Code::snapshot_corrupt, "snapshot " + path + " fails its checksum");
 }
 
 size_t Reader::checked_count(uint64_t n, size_t elem) {
-  if (elem && n > (end_ - pos_) / elem) throw Error("snapshot_corrupt", "snapshot length field exceeds the file");
+  if (elem && n > (end_ - pos_) / elem) throw Error(Code::snapshot_corrupt, "snapshot length field exceeds the file");
   return size_t(n);
 }
 
 void Reader::bytes(void* p, size_t n) {
   if (n == 0) return;
-  if (n > end_ - pos_) throw Error("snapshot_corrupt", "snapshot ends early");
+  if (n > end_ - pos_) throw Error(Code::snapshot_corrupt, "snapshot ends early");
   std::memcpy(p, data_.data() + pos_, n);
   pos_ += n;
 }

@@ -57,7 +57,7 @@ class Writer {
 
 class Reader {
  public:
-  // Reads the whole file, checks magic, version and checksum; throws Error("snapshot_corrupt").
+  // Reads the whole file, checks magic, version and checksum; throws Error(Code::snapshot_corrupt).
   explicit Reader(const std::string& path);
 
   void bytes(void* p, size_t n);

@@ -51,7 +51,7 @@ void Sq8::load(Reader& r) {
   dim_ = r.u64();
   vmin_ = r.vec<float>();
   scale_ = r.vec<float>();
-  if (vmin_.size() != dim_ || scale_.size() != dim_) throw Error("snapshot_corrupt", "sq8 quantizer has a wrong size");
+  if (vmin_.size() != dim_ || scale_.size() != dim_) throw Error(Code::snapshot_corrupt, "sq8 quantizer has a wrong size");
 }
 
 }  // namespace sable

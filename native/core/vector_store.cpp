@@ -16,7 +16,7 @@ void normalize(float* v, size_t d) {
 }
 
 void VectorStore::append(const float* rows, size_t n) {
-  if (half_) throw Error("internal", "rows cannot be appended to a half-precision store");
+  if (half_) throw Error(Code::internal, "rows cannot be appended to a half-precision store");
   size_t start = data_.size();
   data_.resize(start + n * dim_);
   std::memcpy(data_.data() + start, rows, n * dim_ * sizeof(float));

@@ -4,6 +4,7 @@
  * scalar metadata columns. Problems are typed so jobs can report them per file.
  */
 import * as arrow from 'apache-arrow';
+import type { FileErrorType } from '../../errors/job-errors.js';
 
 export const VECTOR_COLUMNS = ['values', 'embedding', 'vector', 'embeddings', 'vectors'] as const;
 export const ID_COLUMNS = ['id', 'vector_id', 'doc_id', 'index'] as const;
@@ -22,12 +23,12 @@ export interface FileShape {
 
 /** A problem with a file, typed for job files' `error_type`. */
 export interface LoadProblem {
-  type: string;
+  type: FileErrorType;
   message: string;
 }
 
 export class ShapeError extends Error {
-  constructor(readonly type: string, message: string) {
+  constructor(readonly type: FileErrorType, message: string) {
     super(message);
   }
 }

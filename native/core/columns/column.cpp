@@ -15,7 +15,7 @@ ColumnType parse_column_type(const std::string& n) {
   if (n == "f64") return ColumnType::F64;
   if (n == "string") return ColumnType::Str;
   if (n == "bool") return ColumnType::Bool;
-  throw Error("invalid_argument", "unknown column type '" + n + "'");
+  throw Error(Code::invalid_argument, "unknown column type '" + n + "'");
 }
 
 const char* column_type_name(ColumnType t) {
@@ -40,6 +40,19 @@ size_t column_type_size(ColumnType t) {
   return 0;
 }
 
+const char* predicate_op_name(PredicateOp op) {
+  switch (op) {
+    case PredicateOp::Eq: return "eq";
+    case PredicateOp::Gt: return "gt";
+    case PredicateOp::Gte: return "gte";
+    case PredicateOp::Lt: return "lt";
+    case PredicateOp::Lte: return "lte";
+    case PredicateOp::In: return "in";
+    case PredicateOp::IsNull: return "is_null";
+  }
+  return "eq";
+}
+
 PredicateOp parse_predicate_op(const std::string& n) {
   if (n == "eq") return PredicateOp::Eq;
   if (n == "gt") return PredicateOp::Gt;
@@ -48,7 +61,7 @@ PredicateOp parse_predicate_op(const std::string& n) {
   if (n == "lte") return PredicateOp::Lte;
   if (n == "in") return PredicateOp::In;
   if (n == "is_null") return PredicateOp::IsNull;
-  throw Error("invalid_argument", "unknown filter operator '" + n + "'");
+  throw Error(Code::invalid_argument, "unknown filter operator '" + n + "'");
 }
 
 void Column::append(const void* values, const uint8_t* valid, size_t n) {
@@ -132,14 +145,14 @@ void Column::save(Writer& w) const {
 
 Column Column::load(Reader& r) {
   uint8_t t = r.u8();
-  if (t > uint8_t(ColumnType::Bool)) throw Error("snapshot_corrupt", "unknown column type in snapshot");
+  if (t > uint8_t(ColumnType::Bool)) throw Error(Code::snapshot_corrupt, "unknown column type in snapshot");
   Column c{ColumnType(t)};
   c.bytes_ = r.vec<uint8_t>();
   size_t rows = r.u64();
   c.nulls_.resize(rows);
   auto words = r.vec<uint64_t>();
   if (words.size() != c.nulls_.words().size() || c.bytes_.size() != rows * column_type_size(c.type_))
-    throw Error("snapshot_corrupt", "column sizes disagree in snapshot");
+    throw Error(Code::snapshot_corrupt, "column sizes disagree in snapshot");
   c.nulls_.words() = std::move(words);
   return c;
 }
@@ -147,10 +160,10 @@ Column Column::load(Reader& r) {
 void Columns::append(const std::vector<ColumnBatch>& batch, size_t rows_before, size_t n) {
   for (size_t i = 0; i < batch.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (batch[j].name == batch[i].name) throw Error("invalid_argument", "column '" + batch[i].name + "' given twice");
+      if (batch[j].name == batch[i].name) throw Error(Code::invalid_argument, "column '" + batch[i].name + "' given twice");
     auto it = columns_.find(batch[i].name);
     if (it != columns_.end() && it->second.type() != batch[i].type)
-      throw Error("invalid_argument", "column '" + batch[i].name + "' has another type in this segment");
+      throw Error(Code::invalid_argument, "column '" + batch[i].name + "' has another type in this segment");
   }
   for (const auto& b : batch) {
     auto [it, created] = columns_.try_emplace(b.name, b.type);
@@ -193,7 +206,7 @@ void Columns::load(Reader& r, size_t rows) {
   for (size_t i = 0; i < n; ++i) {
     std::string name = r.str();
     Column c = Column::load(r);
-    if (c.size() != rows) throw Error("snapshot_corrupt", "column '" + name + "' has a wrong row count");
+    if (c.size() != rows) throw Error(Code::snapshot_corrupt, "column '" + name + "' has a wrong row count");
     columns_.emplace(std::move(name), std::move(c));
   }
 }

@@ -16,12 +16,17 @@ class Reader;
 class Writer;
 
 enum class ColumnType : uint8_t { U32 = 0, I32 = 1, I64 = 2, F32 = 3, F64 = 4, Str = 5, Bool = 6 };
-ColumnType parse_column_type(const std::string& name);  // throws Error("invalid_argument")
+ColumnType parse_column_type(const std::string& name);  // throws Error(Code::invalid_argument)
 const char* column_type_name(ColumnType t);
+constexpr ColumnType kColumnTypes[] = {ColumnType::U32, ColumnType::I32, ColumnType::I64, ColumnType::F32,
+                                       ColumnType::F64, ColumnType::Str, ColumnType::Bool};
 size_t column_type_size(ColumnType t);
 
 enum class PredicateOp : uint8_t { Eq, Gt, Gte, Lt, Lte, In, IsNull };
-PredicateOp parse_predicate_op(const std::string& name);  // throws Error("invalid_argument")
+PredicateOp parse_predicate_op(const std::string& name);  // throws Error(Code::invalid_argument)
+const char* predicate_op_name(PredicateOp op);
+constexpr PredicateOp kPredicateOps[] = {PredicateOp::Eq, PredicateOp::Gt, PredicateOp::Gte, PredicateOp::Lt,
+                                         PredicateOp::Lte, PredicateOp::In, PredicateOp::IsNull};
 
 // One condition on one column; a filter is the AND of its predicates. Operands are numbers:
 // string operands arrive as dictionary codes (-1 for a string the dictionary has never seen).
@@ -66,7 +71,7 @@ class Columns {
  public:
   // Appends a batch of n rows: named columns get their values, columns the batch does not name
   // get nulls, new columns are created with nulls for the earlier rows. A name given twice, or
-  // with a type other than its column's, is an Error("invalid_argument").
+  // with a type other than its column's, is an Error(Code::invalid_argument).
   void append(const std::vector<ColumnBatch>& batch, size_t rows_before, size_t n);
   // AND of all predicates over `rows` rows.
   Bitset evaluate(const std::vector<Predicate>& preds, size_t rows) const;

@@ -14,7 +14,7 @@ std::unique_ptr<VectorIndex> make_index(IndexType type) {
     case IndexType::Hnsw: return make_hnsw_index();
     case IndexType::Sable: return make_sable_index();
   }
-  throw Error("invalid_argument", "unknown index type");
+  throw Error(Code::invalid_argument, "unknown index type");
 }
 
 }  // namespace sable

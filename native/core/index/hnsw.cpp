@@ -30,7 +30,7 @@ constexpr uint32_t kExpanded = 0x80000000u;
 constexpr uint32_t kPrefetchAhead = 4;      // rows prefetched ahead of the distance loop
 constexpr size_t kPrefetchMaxBytes = 1024;  // per row; the hardware streams the rest
 
-[[noreturn]] void corrupt(const std::string& what) { throw Error("snapshot_corrupt", "hnsw snapshot: " + what); }
+[[noreturn]] void corrupt(const std::string& what) { throw Error(Code::snapshot_corrupt, "hnsw snapshot: " + what); }
 
 struct Cand {
   float d;
@@ -231,7 +231,7 @@ void HnswIndex::search(const VectorStore& store, const float* query, const Searc
   stats.beam_width = ef;
   if (n_ == 0 || out.k() == 0) return;
   if (store.size() < n_ || store.dim() != dim_)
-    throw Error("invalid_argument", "hnsw index searched with a store it was not built over");
+    throw Error(Code::invalid_argument, "hnsw index searched with a store it was not built over");
 
   // One scratch per thread, reused across queries and indexes; a nested search on the same
   // thread (none today) gets its own.
@@ -594,7 +594,7 @@ void HnswIndex::layout_upper() {
   for (uint32_t v = 0; v < n_; ++v) {
     upper_first_[v] = uint32_t(blocks);
     blocks += levels_[v];
-    if (blocks > UINT32_MAX) throw Error("invalid_argument", "hnsw: too many upper-level nodes");
+    if (blocks > UINT32_MAX) throw Error(Code::invalid_argument, "hnsw: too many upper-level nodes");
   }
   upper_.assign(size_t(blocks) * (m_ + 1), 0);
 }
@@ -603,9 +603,9 @@ void HnswIndex::build(const VectorStore& store, const BuildOptions& opts, std::a
   progress = 0;
   clear();
   const size_t n = store.size();
-  if (n > kMaxRows) throw Error("invalid_argument", "hnsw: at most 2^31 - 1 rows per segment");
+  if (n > kMaxRows) throw Error(Code::invalid_argument, "hnsw: at most 2^31 - 1 rows per segment");
   const uint32_t m = opts.m ? opts.m : kDefaultM;
-  if (m < 2 || m > kMaxM) throw Error("invalid_argument", "hnsw: m must be between 2 and " + std::to_string(kMaxM));
+  if (m < 2 || m > kMaxM) throw Error(Code::invalid_argument, "hnsw: m must be between 2 and " + std::to_string(kMaxM));
   m_ = m;
   m0_ = 2 * m;
   efc_ = std::max(opts.ef_construction ? opts.ef_construction : kDefaultEfConstruction, m);

@@ -32,7 +32,7 @@ class HnswIndex final : public VectorIndex {
   void search(const VectorStore& store, const float* query, const SearchParams& p, TopK& out,
               SearchStats& stats) const override;
   void save(Writer& w) const override;
-  // Throws Error("snapshot_corrupt") on anything inconsistent with `store` or with itself.
+  // Throws Error(Code::snapshot_corrupt) on anything inconsistent with `store` or with itself.
   void load(Reader& r, const VectorStore& store) override;
   size_t memory_bytes() const override;
   uint32_t default_beam_width() const override { return kDefaultBeamWidth; }

@@ -393,7 +393,7 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   centroid_sq8_ = Sq8(dim_);
   centroid_codes_.assign(kCodeTail, 0);
   centroid_bias_.clear();
-  if (n > size_t(UINT32_MAX)) throw Error("invalid_argument", "an ivf index holds at most 2^32-1 rows");
+  if (n > size_t(UINT32_MAX)) throw Error(Code::invalid_argument, "an ivf index holds at most 2^32-1 rows");
   if (n == 0) {
     on_centroids(opts, nullptr);
     progress = 100;
@@ -613,7 +613,7 @@ void IvfIndex::save(Writer& w) const {
 }
 
 void IvfIndex::load(Reader& r, const VectorStore& store) {
-  auto corrupt = [](const std::string& what) { throw Error("snapshot_corrupt", "ivf index snapshot: " + what); };
+  auto corrupt = [](const std::string& what) { throw Error(Code::snapshot_corrupt, "ivf index snapshot: " + what); };
   if (r.u32() != kIvfFormat) corrupt("unknown format");
   if (r.u8() != uint8_t(type())) corrupt("written by another index type");
   const uint64_t dim = r.u64();

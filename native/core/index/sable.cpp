@@ -59,7 +59,7 @@ class SableIndex final : public IvfIndex {
     const bool has_graph = nlist_ >= kGraphMinLists;
     if (r) {
       const uint8_t flag = r->u8();
-      if (flag > 1 || bool(flag) != has_graph) throw Error("snapshot_corrupt", "sable index snapshot: centroid graph flag");
+      if (flag > 1 || bool(flag) != has_graph) throw Error(Code::snapshot_corrupt, "sable index snapshot: centroid graph flag");
     }
     if (!has_graph) return;
     // Same metric as the data: l2 centroids by l2, cosine and ip centroids (unit norm, spherical

@@ -20,7 +20,7 @@ std::vector<float> copy_of(const float* p, size_t n) { return std::vector<float>
 BertEncoder::BertEncoder(const BertConfig& c, const TensorLookup& tensor) : config_(c) {
   if (!c.vocab || !c.hidden || !c.layers || !c.heads || !c.intermediate || !c.max_positions || !c.type_vocab ||
       c.hidden % c.heads)
-    throw Error("model_invalid", "the model configuration has a zero size or a hidden size not divisible by the heads");
+    throw Error(Code::model_invalid, "the model configuration has a zero size or a hidden size not divisible by the heads");
   const size_t h = c.hidden, f = c.intermediate;
   word_ = copy_of(tensor("embeddings.word_embeddings.weight", c.vocab * h), c.vocab * h);
   position_ = copy_of(tensor("embeddings.position_embeddings.weight", c.max_positions * h), c.max_positions * h);
@@ -63,11 +63,11 @@ void BertEncoder::embed(const int32_t* tokens, const uint32_t* lengths, size_t c
   std::vector<size_t> offsets(count + 1, 0);
   for (size_t i = 0; i < count; ++i) {
     if (lengths[i] == 0 || lengths[i] > config_.max_positions)
-      throw Error("invalid_argument", "a sequence must hold 1 to " + std::to_string(config_.max_positions) + " tokens");
+      throw Error(Code::invalid_argument, "a sequence must hold 1 to " + std::to_string(config_.max_positions) + " tokens");
     offsets[i + 1] = offsets[i] + lengths[i];
   }
   for (size_t t = 0; t < offsets[count]; ++t)
-    if (tokens[t] < 0 || size_t(tokens[t]) >= config_.vocab) throw Error("invalid_argument", "a token id is outside the vocabulary");
+    if (tokens[t] < 0 || size_t(tokens[t]) >= config_.vocab) throw Error(Code::invalid_argument, "a token id is outside the vocabulary");
   if (count == 0) return;
   // Contiguous groups of about equal token counts, one per thread.
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(count)));

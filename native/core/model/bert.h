@@ -20,7 +20,7 @@ struct BertConfig {
 };
 
 // Looks up a weight tensor by its Hugging Face name; returns its `count` floats, or throws
-// Error("model_invalid") when it is missing or has another size.
+// Error(Code::model_invalid) when it is missing or has another size.
 using TensorLookup = std::function<const float*(const std::string& name, size_t count)>;
 
 class BertEncoder {
@@ -32,7 +32,7 @@ class BertEncoder {
 
   // Embeds `count` sequences of token ids (each already framed by [CLS] ... [SEP]) stored back to
   // back in `tokens`, lengths[i] ids each (1..max_positions), into out (count x hidden), on up to
-  // `threads` threads. Throws Error("invalid_argument") for out-of-range ids or lengths.
+  // `threads` threads. Throws Error(Code::invalid_argument) for out-of-range ids or lengths.
   void embed(const int32_t* tokens, const uint32_t* lengths, size_t count, float* out, unsigned threads) const;
 
  private:

@@ -29,14 +29,14 @@ void Segment::reserve(size_t rows) {
 
 void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
   std::unique_lock lock(mu_);
-  if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
+  if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   const size_t before = ids_.size();
   ids_.insert(ids_.end(), ids, ids + n);
   for (size_t i = 0; i < n; ++i) {
     if (row_of_.contains(ids[i], ids_)) {
       for (size_t j = 0; j < i; ++j) row_of_.erase(ids[j], ids_);
       ids_.resize(before);
-      throw Error("invalid_argument", "id " + std::to_string(ids[i]) + " is already live in this segment");
+      throw Error(Code::invalid_argument, "id " + std::to_string(ids[i]) + " is already live in this segment");
     }
     row_of_.insert(ids[i], uint32_t(before + i), ids_);
   }
@@ -102,7 +102,7 @@ void Segment::seal() {
 
 bool Segment::compact_rows_for(IndexType planned) {
   std::unique_lock lock(mu_);
-  if (!sealed_) throw Error("invalid_argument", "only a sealed segment's rows are compacted");
+  if (!sealed_) throw Error(Code::invalid_argument, "only a sealed segment's rows are compacted");
   if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
   if (store_.metric() == Metric::Cosine || store_.fits_f16_exactly()) store_.to_f16();
   lock.unlock();
@@ -113,7 +113,7 @@ bool Segment::compact_rows_for(IndexType planned) {
 void Segment::build(IndexType type, const BuildOptions& opts) {
   {
     std::unique_lock lock(mu_);
-    if (index_status_ == IndexStatus::Building) throw Error("index_building", "an index build is already running on this segment");
+    if (index_status_ == IndexStatus::Building) throw Error(Code::index_building, "an index build is already running on this segment");
     if (!sealed_) {
       // Last chance to move rows: nothing holds pointers into the store before its first index.
       store_.shrink_to_fit();
@@ -268,7 +268,7 @@ std::vector<std::pair<std::string, ColumnType>> Segment::column_types() const {
 void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t rows) {
   Columns fresh;
   std::unique_lock lock(mu_);
-  if (rows != ids_.size()) throw Error("invalid_argument", "the segment changed while its columns were rebuilt");
+  if (rows != ids_.size()) throw Error(Code::invalid_argument, "the segment changed while its columns were rebuilt");
   fresh.append(columns, 0, rows);
   columns_ = std::move(fresh);
 }
@@ -276,14 +276,14 @@ void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t ro
 void Segment::append_live_rows_of(const Segment& src) {
   std::shared_lock src_lock(src.mu_);
   std::unique_lock lock(mu_);
-  if (sealed_) throw Error("segment_sealed", "cannot append to a sealed segment");
+  if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   if (src.store_.dim() != store_.dim() || src.store_.metric() != store_.metric())
-    throw Error("invalid_argument", "segments of different shapes cannot be merged");
+    throw Error(Code::invalid_argument, "segments of different shapes cannot be merged");
   size_t before = ids_.size();
   for (const auto& [name, col] : src.columns_.all()) {
     auto [it, created] = columns_.all().try_emplace(name, col.type());
     if (created) it->second.append_nulls(before);
-    if (it->second.type() != col.type()) throw Error("invalid_argument", "column '" + name + "' differs in type");
+    if (it->second.type() != col.type()) throw Error(Code::invalid_argument, "column '" + name + "' differs in type");
   }
   size_t added = 0;
   std::vector<float> row(store_.dim());
@@ -352,19 +352,19 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
   Reader r(path);
   size_t dim = r.u64();
   uint8_t metric = r.u8();
-  if (dim == 0 || dim > 65536 || metric > uint8_t(Metric::Cosine)) throw Error("snapshot_corrupt", "snapshot header is invalid");
+  if (dim == 0 || dim > 65536 || metric > uint8_t(Metric::Cosine)) throw Error(Code::snapshot_corrupt, "snapshot header is invalid");
   auto seg = std::make_shared<Segment>(dim, Metric(metric));
   seg->ids_ = r.vec<int64_t>();
   const uint8_t half = r.u8();
-  if (half > 1) throw Error("snapshot_corrupt", "snapshot vector precision is invalid");
+  if (half > 1) throw Error(Code::snapshot_corrupt, "snapshot vector precision is invalid");
   size_t rows = seg->ids_.size();
   if (half) {
     std::vector<uint16_t> halves = r.vec<uint16_t>();
-    if (halves.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
+    if (halves.size() != rows * dim) throw Error(Code::snapshot_corrupt, "snapshot vector block has a wrong size");
     seg->store_.assign_halves(std::move(halves));
   } else {
     std::vector<float> data = r.vec<float>();
-    if (data.size() != rows * dim) throw Error("snapshot_corrupt", "snapshot vector block has a wrong size");
+    if (data.size() != rows * dim) throw Error(Code::snapshot_corrupt, "snapshot vector block has a wrong size");
     seg->store_.assign(std::move(data));
   }
   seg->columns_.load(r, rows);
@@ -373,7 +373,7 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
   // Version 2 kept no tombstones: the engine reconciles such a segment with LMDB after loading.
   if (r.version() >= 3) {
     for (uint32_t row : r.vec<uint32_t>()) {
-      if (row >= rows || seg->tombstones_.test(row)) throw Error("snapshot_corrupt", "snapshot tombstones are invalid");
+      if (row >= rows || seg->tombstones_.test(row)) throw Error(Code::snapshot_corrupt, "snapshot tombstones are invalid");
       seg->tombstones_.set(row);
       seg->live_.reset(row);
       ++seg->tombstone_count_;
@@ -382,13 +382,13 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
   // A deleted id may come back in a later row of the same segment; only live rows are findable.
   for (size_t i = 0; i < rows; ++i) {
     if (seg->tombstones_.test(i)) continue;
-    if (seg->row_of_.contains(seg->ids_[i], seg->ids_)) throw Error("snapshot_corrupt", "snapshot holds duplicate ids");
+    if (seg->row_of_.contains(seg->ids_[i], seg->ids_)) throw Error(Code::snapshot_corrupt, "snapshot holds duplicate ids");
     seg->row_of_.insert(seg->ids_[i], uint32_t(i), seg->ids_);
   }
   seg->sealed_ = true;
   if (r.u8()) {
     uint8_t t = r.u8();
-    if (t > uint8_t(IndexType::Sable)) throw Error("snapshot_corrupt", "snapshot names an unknown index type");
+    if (t > uint8_t(IndexType::Sable)) throw Error(Code::snapshot_corrupt, "snapshot names an unknown index type");
     auto index = make_index(IndexType(t));
     index->load(r, seg->store_);
     seg->index_ = std::move(index);
@@ -396,7 +396,7 @@ std::shared_ptr<Segment> Segment::load(const std::string& path) {
     seg->index_status_ = IndexStatus::Ready;
     seg->progress_ = 100;
   }
-  if (!r.at_end()) throw Error("snapshot_corrupt", "snapshot has trailing bytes");
+  if (!r.at_end()) throw Error(Code::snapshot_corrupt, "snapshot has trailing bytes");
   return seg;
 }
 

@@ -1,0 +1,44 @@
+/** Bodies of the dataset catalog's use-cases as schemas: validator, types and OpenAPI in one. */
+import { Type, type Static } from '@sinclair/typebox';
+import { METRICS } from '../../engine/index.js';
+import { StringEnum } from '../json-schema.js';
+
+/** Declared types are checked (and aliases normalised) by schema.ts. */
+const SchemaField = Type.Object({ name: Type.String(), type: Type.String() });
+const SchemaList = Type.Array(SchemaField);
+
+export const TuningFields = {
+  nlist: Type.Optional(Type.Integer({ minimum: 1 })),
+  nprobe_min: Type.Optional(Type.Integer({ minimum: 1 })),
+  nprobe_max: Type.Optional(Type.Integer({ minimum: 1 })),
+};
+
+export const CreateDataset = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 256 }),
+  dim: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+  metric: Type.Optional(StringEnum(METRICS)),
+  index_type: Type.Optional(StringEnum(['sable'] as const, { description: 'always sable at creation; POST /datasets/{id}/index changes it' })),
+  embedding: Type.Optional(
+    Type.Object({
+      provider: Type.Optional(Type.String()),
+      model: Type.Optional(Type.String()),
+      secret_ref: Type.Optional(Type.String()),
+      dim: Type.Optional(Type.Integer({ minimum: 1 })),
+    }),
+  ),
+  hybrid: Type.Optional(Type.Boolean()),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  schema: Type.Optional(SchemaList),
+  metadata_schema: Type.Optional(SchemaList),
+  metadata_fields: Type.Optional(SchemaList),
+  tuning: Type.Optional(Type.Object(TuningFields)),
+});
+export type CreateDataset = Static<typeof CreateDataset>;
+
+export const PatchSchema = Type.Object({
+  schema: Type.Optional(SchemaList),
+  metadata_schema: Type.Optional(SchemaList),
+  metadata_fields: Type.Optional(SchemaList),
+  mode: Type.Optional(Type.String({ description: 'merge (default) or replace' })),
+});
+export type PatchSchema = Static<typeof PatchSchema>;

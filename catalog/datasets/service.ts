@@ -1,0 +1,219 @@
+/**
+ * Datasets as the API sees them: records in the control store, each backed by an engine dataset
+ * named by its UUID. Provisioning of the engine dataset is asynchronous; until it is done the
+ * dataset answers 503 `dataset_not_ready`.
+ */
+import { badRequest, SableError } from '../../errors/codes.js';
+import { randomUUID } from 'node:crypto';
+import type { Dataset, Engine, Metadata } from '../../engine/index.js';
+import type { ControlStore } from '../store.js';
+import type { DatasetRecord, Observations, SchemaEntry } from './record.js';
+import { chooseEmbedding } from './embedding-models.js';
+import type { CreateDataset, PatchSchema } from './requests.js';
+import { addObservations, applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
+
+export interface DatasetServiceOptions {
+  /** Whether an inference server for the contract's managed models is configured. */
+  managedEmbeddings: boolean;
+  /** Wait before provisioning a new dataset's engine. */
+  provisionDelayMs: number;
+}
+
+export class DatasetService {
+  private readonly provisioning = new Map<string, Promise<Dataset>>();
+
+  constructor(
+    private readonly store: ControlStore,
+    private readonly engine: Engine,
+    private readonly opts: DatasetServiceOptions,
+  ) {}
+
+  /** Provisions the engine datasets of records whose provisioning did not finish before a stop. */
+  resume(): void {
+    for (const { value } of this.store.datasets.getRange()) {
+      if (!this.engine.getDataset(value.id)) void this.provision(value).catch(() => undefined);
+    }
+  }
+
+  list(orgId: string, limit: number, offset: number): { datasets: DatasetRecord[]; total: number } {
+    const all = [...this.store.datasets.getRange()].map((e) => e.value).filter((r) => r.org_id === orgId);
+    all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return { datasets: all.slice(offset, offset + limit), total: all.length };
+  }
+
+  /** The record, or 404 `dataset_not_found` (also for another organization's dataset). */
+  get(orgId: string, id: string): DatasetRecord {
+    const r = this.store.datasets.get(id);
+    if (!r || r.org_id !== orgId) throw new SableError('dataset_not_found', `dataset ${id} was not found`);
+    return r;
+  }
+
+  isReady(id: string): boolean {
+    return this.engine.getDataset(id) !== undefined;
+  }
+
+  /** The engine dataset, or 503 `dataset_not_ready` while provisioning runs. */
+  engineOf(r: DatasetRecord): Dataset {
+    const ds = this.engine.getDataset(r.id);
+    if (!ds) {
+      throw new SableError('dataset_not_ready', `dataset ${r.id} is being provisioned; retry shortly`, { retryAfterSeconds: 1 });
+    }
+    return ds;
+  }
+
+  async create(orgId: string, body: CreateDataset): Promise<DatasetRecord> {
+    const declared = schemaOfBody(body) === undefined ? [] : normalizeFields(schemaOfBody(body));
+    const embedding = chooseEmbedding(body.embedding, body.dim, this.opts.managedEmbeddings);
+    const tuning = body.tuning ?? {};
+    const now = new Date().toISOString();
+    const record: DatasetRecord = {
+      id: randomUUID(),
+      name: body.name,
+      org_id: orgId,
+      dim: embedding.dim,
+      metric: body.metric ?? 'cosine',
+      tuning: { nlist: tuning.nlist ?? null, nprobe_min: tuning.nprobe_min ?? null, nprobe_max: tuning.nprobe_max ?? null },
+      embedding: { provider: embedding.provider, model: embedding.model, ...(embedding.secret_ref ? { secret_ref: embedding.secret_ref } : {}) },
+      index_type: 'sable',
+      hybrid: { enabled: body.hybrid === true, alpha: 0.5 },
+      metadata: body.metadata ?? {},
+      schema: applySchema([], declared, 'replace'),
+      schema_version: declared.length > 0 ? 1 : 0,
+      observations: {},
+      created_at: now,
+      updated_at: now,
+    };
+    await this.store.write(() => this.store.datasets.put(record.id, record));
+    // The record is accepted; the engine is provisioned in the background.
+    setTimeout(
+      () => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)),
+      this.opts.provisionDelayMs,
+    ).unref();
+    return record;
+  }
+
+  /** Provisions now (ensure-engine); resolves when the dataset takes writes and searches. */
+  async ensure(orgId: string, id: string): Promise<DatasetRecord> {
+    const r = this.get(orgId, id);
+    await this.provision(r);
+    return r;
+  }
+
+  private provision(r: DatasetRecord): Promise<Dataset> {
+    const existing = this.engine.getDataset(r.id);
+    if (existing) return Promise.resolve(existing);
+    let p = this.provisioning.get(r.id);
+    if (!p) {
+      p = this.engine
+        .createDataset({
+          name: r.id,
+          dim: r.dim,
+          metric: r.metric,
+          indexType: r.index_type,
+          tuning: engineTuning(r.tuning),
+          schema: r.schema.map((e) => ({ name: e.name, type: e.type })),
+        })
+        .finally(() => this.provisioning.delete(r.id));
+      this.provisioning.set(r.id, p);
+    }
+    return p;
+  }
+
+  async delete(orgId: string, id: string): Promise<void> {
+    const r = this.get(orgId, id);
+    await this.provisioning.get(r.id)?.catch(() => undefined);
+    await this.engine.dropDataset(r.id);
+    await this.store.write(() => {
+      this.store.datasets.remove(r.id);
+      for (const key of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'] })) this.store.externalIds.remove(key);
+    });
+  }
+
+  /** Applies `change` to the stored record (bumping updated_at) and returns the new record. */
+  async update(r: DatasetRecord, change: (r: DatasetRecord) => void): Promise<DatasetRecord> {
+    return this.store.write(() => {
+      const current = this.store.datasets.get(r.id);
+      if (!current) throw new SableError('dataset_not_found', `dataset ${r.id} was not found`);
+      change(current);
+      current.updated_at = new Date().toISOString();
+      this.store.datasets.put(current.id, current);
+      return current;
+    });
+  }
+
+  /** PATCH schema: merge or replace, then retype the engine's filter columns. */
+  async patchSchema(r: DatasetRecord, body: PatchSchema): Promise<SchemaEntry[]> {
+    const mode = body.mode ?? 'merge';
+    if (mode !== 'merge' && mode !== 'replace') throw badRequest(`mode must be "merge" or "replace" (got ${JSON.stringify(mode)})`);
+    const raw = schemaOfBody(body);
+    if (raw === undefined) throw badRequest('schema is required');
+    const fields = normalizeFields(raw);
+    if (fields.length === 0 && mode === 'merge') throw badRequest('an empty schema cannot be merged');
+    const ds = this.engineOf(r);
+    const next = await this.update(r, (cur) => {
+      cur.schema = applySchema(cur.schema, fields, mode);
+      cur.schema_version++;
+    });
+    await ds.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
+    return next.schema;
+  }
+
+  /** The string id a vector was inserted with, when it was. */
+  externalIdOf(r: DatasetRecord, id: number): string | undefined {
+    return this.store.externalIds.get([r.id, id]);
+  }
+
+  /** After a write of these ids: string ids are remembered, integer ids forget any earlier string. */
+  async recordExternalIds(r: DatasetRecord, ids: { id: number; external?: string }[]): Promise<void> {
+    await this.store.write(() => {
+      for (const m of ids) {
+        if (m.external !== undefined) this.store.externalIds.put([r.id, m.id], m.external);
+        else this.store.externalIds.remove([r.id, m.id]);
+      }
+    });
+  }
+
+  /**
+   * Upserts a batch of integer-id vectors (bulk loads): an id that a string used to map to is
+   * an integer id now, so its string is forgotten, and the metadata feeds schema inference.
+   */
+  async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void> {
+    await this.engineOf(r).upsert(ids, vectors, metadata);
+    const range = { start: [r.id], end: [r.id, Number.MAX_SAFE_INTEGER + 1] };
+    if (this.store.externalIds.getKeysCount({ ...range, limit: 1 }) > 0) {
+      await this.store.write(() => {
+        for (const id of ids) this.store.externalIds.remove([r.id, id]);
+      });
+    }
+    if (Object.keys(observed).length > 0) await this.observe(this.get(r.org_id, r.id), (obs) => addObservations(obs, observed));
+  }
+
+  /** Records observed metadata; promotes fields whose values agree on a type (schema_version++). */
+  async observeMetadata(r: DatasetRecord, metadata: Record<string, unknown>[]): Promise<void> {
+    if (metadata.length === 0) return;
+    await this.observe(r, (obs) => observe(obs, metadata));
+  }
+
+  private async observe(r: DatasetRecord, record: (obs: Observations) => void): Promise<void> {
+    let promoted: SchemaEntry[] = [];
+    const next = await this.update(r, (cur) => {
+      record(cur.observations);
+      promoted = promotions(cur.schema, cur.observations);
+      if (promoted.length > 0) {
+        cur.schema = [...cur.schema, ...promoted];
+        cur.schema_version++;
+      }
+    });
+    if (promoted.length > 0) {
+      await this.engineOf(next).setColumnTypes(Object.fromEntries(promoted.map((f) => [f.name, f.type])));
+    }
+  }
+}
+
+export function engineTuning(t: DatasetRecord['tuning']) {
+  return {
+    ...(t.nlist ? { nlist: t.nlist } : {}),
+    ...(t.m ? { m: t.m } : {}),
+    ...(t.ef_construction ? { ef_construction: t.ef_construction } : {}),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Request bodies checked against their schemas (ajv, compiled once per route), with messages a
+ * caller can act on: the field's path and what it must be, read from the schema itself
+ * ("rerank.top_n must be an integer from 1 to 10000", "rerank must be a boolean or an object").
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+
+const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
+
+/** A compiled check: the first problem of a body as a message, or null when it is valid. */
+export type BodyCheck = (body: unknown) => string | null;
+
+export function compileBody(schema: object): BodyCheck {
+  const validate = ajv.compile(schema);
+  return (body) => (validate(body) ? null : describe(validate.errors ?? []));
+}
+
+type Schema = Record<string, unknown>;
+
+/** The most specific error (the deepest path), described from the schema that refused it. */
+function describe(errors: ErrorObject[]): string {
+  if (errors.length === 0) return 'body is invalid';
+  const depth = (e: ErrorObject) => (e.instancePath === '' ? 0 : e.instancePath.split('/').length);
+  const deepest = Math.max(...errors.map(depth));
+  const candidates = errors.filter((e) => depth(e) === deepest);
+  // Among errors at one path, a union's own error says more than one branch's.
+  const e = candidates.find((x) => x.keyword === 'anyOf' || x.keyword === 'oneOf') ?? candidates[0];
+  const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'body';
+  if (e.keyword === 'required') return `${where === 'body' ? '' : `${where}.`}${(e.params as { missingProperty: string }).missingProperty} is required`;
+  if (e.keyword === 'additionalProperties') return `${where} has an unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+  return `${where} ${mustBe(e)}`;
+}
+
+function mustBe(e: ErrorObject): string {
+  const schema = (e.parentSchema ?? {}) as Schema;
+  switch (e.keyword) {
+    case 'type':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+    case 'minLength':
+    case 'multipleOf':
+      return `must be ${kindOf(schema)}`;
+    case 'enum':
+      return `must be one of ${(schema.enum as unknown[]).map(String).join(', ')}`;
+    case 'anyOf':
+    case 'oneOf': {
+      const branches = (schema[e.keyword] as Schema[]).filter((b) => b.type !== undefined || b.enum !== undefined);
+      if (branches.length === 0) return e.keyword === 'oneOf' ? 'must match exactly one of its allowed forms' : 'does not match any allowed form';
+      return `must be ${[...new Set(branches.map(kindOf))].join(' or ')}`;
+    }
+    case 'minItems':
+    case 'maxItems':
+      return `must hold ${schema.minItems ?? 0} to ${schema.maxItems ?? 'any number of'} items`;
+    case 'maxLength':
+      return `must be at most ${schema.maxLength} characters`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+/** "a boolean", "a non-empty string", "an integer from 1 to 10", "null", from a schema. */
+function kindOf(s: Schema): string {
+  if (Array.isArray(s.enum)) return `one of ${s.enum.map(String).join(', ')}`;
+  const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
+  return types.map((t) => describeType(t, s)).join(' or ');
+}
+
+function describeType(t: string, s: Schema): string {
+  const range = s.minimum !== undefined && s.maximum !== undefined ? ` from ${s.minimum} to ${s.maximum}` : s.minimum !== undefined ? ` of at least ${s.minimum}` : s.maximum !== undefined ? ` of at most ${s.maximum}` : '';
+  switch (t) {
+    case 'integer':
+      return `an integer${range}`;
+    case 'number':
+      return `a number${range}`;
+    case 'string':
+      return s.minLength === 1 ? 'a non-empty string' : 'a string';
+    case 'array':
+      return 'an array';
+    case 'object':
+      return 'an object';
+    case 'boolean':
+      return 'a boolean';
+    case 'null':
+      return 'null';
+    default:
+      return String(t);
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * A dataset: partitions of native segments over one LMDB source of truth. This class is the
+ * embedded API; the work lives in the section files beside it (writes, partitions, compaction,
+ * search, hybrid, settings) over the state they share (core.ts).
+ */
+import type { FusedHit } from '../fusion.js';
+import type { NativeResult } from '../native.js';
+import type { DatasetManifest, Storage } from '../storage.js';
+import type {
+  BatchSearchOptions,
+  DatasetStats,
+  Hit,
+  Metadata,
+  PromotionPolicy,
+  Receipt,
+  SearchOptions,
+  SlaConfig,
+  SlaStatus,
+} from '../types.js';
+import type { ColumnType, IndexType, Metric } from '../vocabulary.js';
+import { compact } from './compaction.js';
+import { DatasetCore } from './core.js';
+import { hybridSearch, keywordSearch, scoreIds, type DenseSearch } from './hybrid.js';
+import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, startAgeTimer, startGrowing } from './partitions.js';
+import * as search from './search.js';
+import * as settings from './settings.js';
+import { deleteIds, upsert } from './writes.js';
+
+export type { SearchPlan } from './search.js';
+
+export class Dataset {
+  private readonly core: DatasetCore;
+
+  private constructor(storage: Storage, manifest: DatasetManifest) {
+    this.core = new DatasetCore(storage, manifest);
+  }
+
+  /** A new dataset whose manifest is already in the catalog. */
+  static async create(storage: Storage, manifest: DatasetManifest): Promise<Dataset> {
+    const ds = new Dataset(storage, manifest);
+    await startGrowing(ds.core);
+    startAgeTimer(ds.core);
+    return ds;
+  }
+
+  /** Reopens a dataset: snapshots are loaded (rebuilt from LMDB when missing or corrupt). */
+  static async open(storage: Storage, manifest: DatasetManifest): Promise<Dataset> {
+    const ds = new Dataset(storage, manifest);
+    await loadPartitions(ds.core);
+    startAgeTimer(ds.core);
+    return ds;
+  }
+
+  get name(): string {
+    return this.core.name;
+  }
+  get dim(): number {
+    return this.core.dim;
+  }
+  get metric(): Metric {
+    return this.core.manifest.metric;
+  }
+  /** The dataset's manifest as stored in the engine catalog (read only). */
+  get manifest(): Readonly<DatasetManifest> {
+    return this.core.manifest;
+  }
+  /** How many snapshots were rebuilt from LMDB when this dataset was opened. */
+  get rebuiltSnapshots(): number {
+    return this.core.rebuiltSnapshots;
+  }
+  /** Rows not served because their snapshot held them past a delete. */
+  get repairedRows(): number {
+    return this.core.repairedRows;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** Inserts or replaces vectors; resolves once they are durable and searchable. */
+  upsert(ids: number[] | Float64Array, vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
+    return upsert(this.core, ids, vectors, metadata);
+  }
+
+  /** Deletes vectors by id; resolves with how many existed. */
+  delete(ids: number[]): Promise<number> {
+    return deleteIds(this.core, ids);
+  }
+
+  /** Every upserted vector is indexed and durable when this resolves. */
+  async flush(): Promise<void> {
+    this.core.checkOpen();
+    await this.core.exclusive(() => promoteLocked(this.core));
+    await this.core.settle();
+  }
+
+  /**
+   * Defers this dataset's index builds until the returned function is called: a bulk load seals
+   * a partition every few seconds, and its builds would take the CPU the load needs; they run
+   * after it, one at a time. Builds already started finish; searches answer meanwhile (exact
+   * over partitions not built yet); close() lifts every hold.
+   */
+  holdBuilds(): () => void {
+    return this.core.holdBuilds();
+  }
+
+  /**
+   * Merges sealed partitions that are small or carry tombstones into one, rebuilt without the
+   * deleted rows. Searches and writes go on meanwhile. Resolves with the partitions merged.
+   */
+  compact(): Promise<{ merged: number }> {
+    return compact(this.core);
+  }
+
+  // ---------------------------------------------------------------- search
+
+  /** The handles and native options of a search, for this thread or a worker. */
+  plan(opts: SearchOptions = {}): search.SearchPlan {
+    return search.plan(this.core, opts);
+  }
+
+  /** Turns native results into hits (with metadata unless asked not to). */
+  hits(result: NativeResult, includeMetadata = true): Hit[] {
+    return search.hits(this.core, result, includeMetadata);
+  }
+
+  /** Feeds the SLA tuner with the latency of a search run elsewhere (a worker). */
+  recordLatency(us: number): void {
+    search.recordLatency(this.core, us);
+  }
+
+  async search(query: Float32Array, opts: SearchOptions = {}): Promise<Hit[]> {
+    return search.searchDetailed(this.core, query, opts).hits;
+  }
+
+  async searchDetailed(query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
+    return search.searchDetailed(this.core, query, opts);
+  }
+
+  /** One hits array per query (`queries` holds them back to back); `threads` threads answer. */
+  searchBatch(queries: Float32Array, opts: BatchSearchOptions = {}): Promise<Hit[][]> {
+    return search.searchBatch(this.core, queries, opts);
+  }
+
+  /** Scores of the ids' vectors against a query (NaN for ids without a live vector). */
+  scoreIds(ids: Float64Array, query: Float32Array): Float32Array {
+    return scoreIds(this.core, ids, query);
+  }
+
+  /** Keyword (BM25) search over the `text` metadata, with the same filters as vector search. */
+  keywordSearch(text: string, opts: SearchOptions = {}): Promise<{ id: number; score: number }[]> {
+    return keywordSearch(this.core, text, opts);
+  }
+
+  /**
+   * Dense plus keyword search fused on normalised scores; `alpha` 1 is pure vector, 0 pure
+   * keyword. `runDense` lets a caller run the dense part elsewhere (a worker pool).
+   */
+  hybridSearch(
+    query: Float32Array | null,
+    text: string,
+    opts: SearchOptions & { alpha: number },
+    runDense: DenseSearch = async (q, o) => search.searchDetailed(this.core, q, o),
+  ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
+    return hybridSearch(this.core, query, text, opts, runDense);
+  }
+
+  getVector(id: number): Float32Array | undefined {
+    return search.getVector(this.core, id);
+  }
+
+  getMetadata(id: number): Metadata | undefined {
+    return search.getMetadata(this.core, id);
+  }
+
+  // ---------------------------------------------------------------- settings and stats
+
+  get promotionPolicy(): PromotionPolicy {
+    return { ...this.core.manifest.promotion };
+  }
+
+  setPromotionPolicy(policy: Partial<PromotionPolicy>): Promise<PromotionPolicy> {
+    return settings.setPromotionPolicy(this.core, policy);
+  }
+
+  /** Column types by metadata key: declared ones and those taken from the first value seen. */
+  get columnTypes(): Record<string, ColumnType> {
+    return { ...this.core.manifest.columns };
+  }
+
+  /**
+   * Declares column types (a schema change): every partition's columns are rebuilt from the
+   * stored metadata and swapped in at once, so searches see either the old or the new typing.
+   */
+  setColumnTypes(types: Record<string, ColumnType>): Promise<void> {
+    return settings.setColumnTypes(this.core, types);
+  }
+
+  get sla(): SlaStatus {
+    return this.core.tuner.status();
+  }
+
+  setSla(config: Partial<SlaConfig>): Promise<SlaStatus> {
+    return settings.setSla(this.core, config);
+  }
+
+  /** Sets the index type of the dataset and rebuilds every sealed partition with it. */
+  async setIndexType(indexType: IndexType, tuning?: DatasetManifest['tuning']): Promise<void> {
+    await settings.setDefaults(this.core, { indexType, tuning });
+    await this.rebuild();
+  }
+
+  /** Index type and tuning of partitions sealed from now on (existing ones keep theirs). */
+  setDefaults(defaults: { indexType?: IndexType; tuning?: DatasetManifest['tuning'] }): Promise<void> {
+    return settings.setDefaults(this.core, defaults);
+  }
+
+  /** Rebuilds the index of every sealed partition in the background; resolves when done. */
+  rebuild(): Promise<void> {
+    return settings.rebuild(this.core);
+  }
+
+  stats(): DatasetStats {
+    return settings.stats(this.core);
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /** Stops timers and waits for background work; the dataset is unusable afterwards. */
+  close(): Promise<void> {
+    return closePartitions(this.core);
+  }
+
+  /** Removes every vector, partition and snapshot of the dataset. */
+  destroy(): Promise<void> {
+    return destroyPartitions(this.core);
+  }
+}

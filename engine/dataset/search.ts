@@ -1,0 +1,142 @@
+/**
+ * Vector search: a plan (segment handles and native options, runnable on this thread or a
+ * worker), native results turned into hits, and the receipt of what the engine did. Searches
+ * never wait for writes, seals or builds.
+ */
+import { performance } from 'node:perf_hooks';
+import { invalid } from '../../errors/codes.js';
+import { compileFilters } from '../filters.js';
+import { native, type NativeQueryOptions, type NativeResult } from '../native.js';
+import { bytesToFloat32 } from '../storage.js';
+import type { BatchSearchOptions, Hit, Metadata, Receipt, SearchOptions } from '../types.js';
+import type { DatasetCore } from './core.js';
+
+export const MAX_TOP_K = 10_000;
+
+/** What a search needs to run anywhere (this thread or a worker): segment handles and options. */
+export interface SearchPlan {
+  handles: number[];
+  options: NativeQueryOptions;
+}
+
+export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
+  core.checkOpen();
+  const k = opts.topK ?? 10;
+  if (!Number.isInteger(k) || k < 1 || k > MAX_TOP_K) throw invalid(`topK must be an integer from 1 to ${MAX_TOP_K}`);
+  for (const [name, v] of [['nprobe', opts.nprobe], ['beamWidth', opts.beamWidth], ['rerankDepth', opts.rerankDepth]] as const) {
+    if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 1_000_000)) throw invalid(`${name} must be a non-negative integer`);
+  }
+  const options: NativeQueryOptions = {
+    k,
+    nprobe: opts.nprobe,
+    beamWidth: opts.beamWidth,
+    rerankDepth: opts.rerankDepth,
+    exact: opts.exact,
+    predicates: compileFilters(core.ctx, opts.filters, opts.advancedFilters),
+  };
+  if (opts.nprobe === undefined && opts.beamWidth === undefined && core.tuner.active) {
+    Object.assign(options, core.tuner.knobs(indexDefaults(core)));
+  }
+  return { handles: core.partitions.map((p) => p.handle), options };
+}
+
+/** Turns native results into hits (with metadata unless asked not to). */
+export function hits(core: DatasetCore, result: NativeResult, includeMetadata = true): Hit[] {
+  const out: Hit[] = new Array(result.ids.length);
+  for (let i = 0; i < result.ids.length; i++) {
+    const id = result.ids[i];
+    const hit: Hit = { id, score: result.scores[i] };
+    if (includeMetadata) hit.metadata = core.storage.meta.get([core.uid, id]) ?? {};
+    out[i] = hit;
+  }
+  return out;
+}
+
+/** Feeds the SLA tuner with the latency of a search (run here or on a worker). */
+export function recordLatency(core: DatasetCore, us: number): void {
+  core.tuner.record(us, core.tuner.active ? indexDefaults(core).nlist : 0);
+}
+
+export function searchDetailed(core: DatasetCore, query: Float32Array, opts: SearchOptions = {}): { hits: Hit[]; receipt: Receipt } {
+  checkQuery(core, query, 1);
+  const p = plan(core, opts);
+  const t0 = performance.now();
+  const result = native.search(p.handles, query, p.options);
+  const elapsed = Math.round((performance.now() - t0) * 1000);
+  recordLatency(core, elapsed);
+  return { hits: hits(core, result, opts.includeMetadata ?? true), receipt: receiptOf(result, elapsed) };
+}
+
+/** One hits array per query; `threads` threads answer the batch off the JS thread. */
+export async function searchBatch(core: DatasetCore, queries: Float32Array, opts: BatchSearchOptions = {}): Promise<Hit[][]> {
+  checkQuery(core, queries, 0);
+  const threads = opts.threads ?? 1;
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw invalid('threads must be an integer from 1 to 256');
+  const p = plan(core, opts);
+  const results = await native.searchBatch(p.handles, queries, p.options, threads);
+  return results.map((r) => hits(core, r, opts.includeMetadata ?? true));
+}
+
+/** A query (exactCount 1) or a batch of queries of the dataset's dimension, finite values only. */
+export function checkQuery(core: DatasetCore, q: Float32Array, exactCount: number): void {
+  if (!(q instanceof Float32Array)) throw invalid('the query must be a Float32Array');
+  if (exactCount === 1 ? q.length !== core.dim : q.length % core.dim !== 0) {
+    throw invalid(`the query has ${q.length} values; this dataset's dimension is ${core.dim}`);
+  }
+  for (let i = 0; i < q.length; i++) if (!Number.isFinite(q[i])) throw invalid('the query holds a non-finite value');
+}
+
+/** nprobe and beam width of the first built index (what the tuner moves from). */
+function indexDefaults(core: DatasetCore): { nprobe: number; beamWidth: number; nlist: number } {
+  for (const p of core.partitions) {
+    const s = native.segmentStats(p.handle);
+    if (s.indexStatus === 'ready') return { nprobe: s.defaultNprobe, beamWidth: s.defaultBeamWidth, nlist: s.nlist };
+  }
+  return { nprobe: 0, beamWidth: 0, nlist: 0 };
+}
+
+/** The receipt of one or more native results (shards of one search): what each partition did. */
+export function receiptOf(results: NativeResult | NativeResult[], elapsedUs: number): Receipt {
+  const all = Array.isArray(results) ? results : [results];
+  const partitions = all.flatMap((r) => r.partitions);
+  let strategy = '';
+  let searched = 0;
+  for (const p of partitions) {
+    if (p.strategy === 'none') continue;
+    searched++;
+    strategy = strategy === '' || strategy === p.strategy ? p.strategy : 'mixed';
+  }
+  return {
+    strategy: strategy || 'none',
+    candidates_scored: partitions.reduce((s, p) => s + p.candidates_scored, 0),
+    partitions_searched: searched,
+    isa: all[0]?.isa ?? native.activeIsa(),
+    partitions,
+    elapsed_us: elapsedUs,
+  };
+}
+
+/** The k best of several shards' results (each sorted), their partitions in shard order. */
+export function mergeShards(results: NativeResult[], k: number): NativeResult {
+  if (results.length === 1) return results[0];
+  const all: { id: number; score: number }[] = [];
+  for (const r of results) for (let i = 0; i < r.ids.length; i++) all.push({ id: r.ids[i], score: r.scores[i] });
+  all.sort((a, b) => a.score - b.score || a.id - b.id);
+  const top = all.slice(0, k);
+  return {
+    ids: Float64Array.from(top, (h) => h.id),
+    scores: Float32Array.from(top, (h) => h.score),
+    partitions: results.flatMap((r) => r.partitions),
+    isa: results[0].isa,
+  };
+}
+
+export function getVector(core: DatasetCore, id: number): Float32Array | undefined {
+  const bytes = core.storage.vectors.get([core.uid, id]);
+  return bytes ? bytesToFloat32(bytes) : undefined;
+}
+
+export function getMetadata(core: DatasetCore, id: number): Metadata | undefined {
+  if (!core.storage.vectors.doesExist([core.uid, id])) return undefined;
+  return core.storage.meta.get([core.uid, id]) ?? {};
+}

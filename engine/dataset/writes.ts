@@ -1,0 +1,176 @@
+/**
+ * Upserts and deletes. Each commits to LMDB first (the acknowledgement means durable), in the
+ * same transaction as the partition membership it changes, then updates the segments: new rows
+ * go to the growing partition, replaced and deleted rows are tombstoned where they lived.
+ */
+import { invalid } from '../../errors/codes.js';
+import { columnBatches, TEXT_FIELD } from '../columns.js';
+import { native } from '../native.js';
+import type { Partition } from '../partition.js';
+import { vectorBytes } from '../storage.js';
+import type { Metadata, Scalar } from '../types.js';
+import type { DatasetCore } from './core.js';
+import { promoteLocked } from './partitions.js';
+
+type Located = { partition: Partition; mask: Uint8Array }[];
+
+/** Inserts or replaces vectors; resolves once they are durable and searchable. */
+export async function upsert(
+  core: DatasetCore,
+  ids: number[] | Float64Array,
+  vectors: Float32Array,
+  metadata?: (Metadata | undefined | null)[],
+): Promise<{ upserted: number }> {
+  core.checkOpen();
+  const dim = core.dim;
+  if (!Array.isArray(ids) && !(ids instanceof Float64Array)) throw invalid('ids must be an array of integers');
+  if (!(vectors instanceof Float32Array)) throw invalid('vectors must be a Float32Array');
+  if (vectors.length !== ids.length * dim) {
+    throw invalid(`vectors hold ${vectors.length} values; ${ids.length} ids of dimension ${dim} need ${ids.length * dim}`);
+  }
+  if (metadata !== undefined && (!Array.isArray(metadata) || metadata.length !== ids.length)) {
+    throw invalid('metadata must be an array with one entry per id');
+  }
+  checkIds(ids);
+  for (let i = 0; i < vectors.length; i++) {
+    if (!Number.isFinite(vectors[i])) throw invalid(`vector ${ids[Math.floor(i / dim)]} holds a non-finite value`);
+  }
+  metadata?.forEach((m, i) => checkMetadata(ids[i], m));
+  return core.exclusive(() => upsertLocked(core, ids, vectors, metadata ?? []));
+}
+
+/** Deletes vectors by id; resolves with how many existed. */
+export async function deleteIds(core: DatasetCore, ids: number[]): Promise<number> {
+  core.checkOpen();
+  if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
+  checkIds(ids);
+  return core.exclusive(async () => {
+    const unique = Float64Array.from(new Set(ids));
+    const located = locate(core, unique);
+    const { storage, uid } = core;
+    await storage.write(() => {
+      for (const id of unique) {
+        storage.vectors.remove([uid, id]);
+        storage.meta.remove([uid, id]);
+      }
+      recordRemovals(core, located, unique, null);
+    });
+    if (core.keyword) for (const id of unique) core.keyword.remove(id);
+    return applyRemovals(core, located, unique);
+  });
+}
+
+async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
+  const { dim, storage, uid } = core;
+  // The last occurrence of an id in one call wins, as successive calls would.
+  const last = new Map<number, number>();
+  ids.forEach((id, i) => last.set(id, i));
+  let keep: number[] | null = null;
+  if (last.size !== ids.length) keep = [...last.values()].sort((a, b) => a - b);
+  const n = keep ? keep.length : ids.length;
+  const idArray = new Float64Array(n);
+  let rows = vectors;
+  const metas: (Metadata | undefined)[] = new Array(n);
+  if (keep) {
+    rows = new Float32Array(n * dim);
+    keep.forEach((src, i) => {
+      idArray[i] = ids[src];
+      rows.set(vectors.subarray(src * dim, (src + 1) * dim), i * dim);
+      metas[i] = metadata[src] ?? undefined;
+    });
+  } else {
+    for (let i = 0; i < n; i++) {
+      idArray[i] = ids[i];
+      metas[i] = metadata[i] ?? undefined;
+    }
+  }
+
+  const located = locate(core, idArray);
+  const columns = columnBatches(core.ctx, metas);
+  const growing = core.growing;
+  await storage.write(() => {
+    for (let i = 0; i < n; i++) {
+      const id = idArray[i];
+      storage.vectors.put([uid, id], vectorBytes(rows.subarray(i * dim, (i + 1) * dim)));
+      const m = metas[i];
+      if (m && Object.keys(m).length > 0) storage.meta.put([uid, id], m);
+      else storage.meta.remove([uid, id]);
+      storage.pending.put([uid, growing.pid], id);
+    }
+    recordRemovals(core, located, idArray, growing);
+    if (columns.newTypes.length > 0) storage.catalog.put(core.name, core.manifest);
+    for (const [column, value, code] of columns.newCodes) storage.dict.put([uid, column, value], code);
+  });
+  applyRemovals(core, located, idArray);
+  native.segmentAppend(growing.handle, idArray, rows, columns.batches);
+  if (core.keyword) {
+    for (let i = 0; i < n; i++) {
+      const text = metas[i]?.[TEXT_FIELD];
+      if (typeof text === 'string' && text !== '') core.keyword.add(idArray[i], text);
+      else core.keyword.remove(idArray[i]);
+    }
+  }
+  growing.firstWriteAt ??= Date.now();
+  if (growing.rows >= core.manifest.promotion.max_buffer_vectors) await promoteLocked(core);
+  return { upserted: n };
+}
+
+/** For each partition (and a compaction target), which of `ids` it holds now. */
+function locate(core: DatasetCore, ids: Float64Array): Located {
+  return core.allPartitions().map((partition) => ({ partition, mask: native.segmentContains(partition.handle, ids) }));
+}
+
+/**
+ * Inside the write transaction that acknowledges a delete or a replacement: the id leaves the
+ * LMDB membership of every partition that holds it. That membership is what a partition is
+ * after a restart: a partition not sealed yet holds its `pending` ids, a sealed one the ids
+ * recorded at its seal minus its `tombs`. So a growing partition loses the pending entry, and
+ * any other (sealing, sealed, being rebuilt, a compaction's target) gets a tombstone, plus the
+ * pending entry's removal while its seal has not committed.
+ */
+function recordRemovals(core: DatasetCore, located: Located, ids: Float64Array, rewrittenIn: Partition | null) {
+  const { storage, uid } = core;
+  for (const { partition, mask } of located) {
+    for (let i = 0; i < ids.length; i++) {
+      if (!mask[i]) continue;
+      if (partition.state === 'growing') {
+        // A rewrite into the same growing partition keeps its membership key.
+        if (partition !== rewrittenIn) storage.pending.remove([uid, partition.pid], ids[i]);
+      } else {
+        storage.tombs.put([uid, partition.pid, ids[i]], true);
+        if (partition.state === 'sealing') storage.pending.remove([uid, partition.pid], ids[i]);
+      }
+    }
+  }
+}
+
+/** Tombstones the rows in the segments; returns how many ids were live in the dataset. */
+function applyRemovals(core: DatasetCore, located: Located, ids: Float64Array): number {
+  const removed = new Set<number>();
+  for (const { partition, mask } of located) {
+    const hit: number[] = [];
+    for (let i = 0; i < ids.length; i++) if (mask[i]) hit.push(ids[i]);
+    if (hit.length === 0) continue;
+    native.segmentRemove(partition.handle, Float64Array.from(hit));
+    if (partition !== core.compaction?.target) for (const id of hit) removed.add(id);
+  }
+  return removed.size;
+}
+
+function checkIds(ids: ArrayLike<number>): void {
+  for (let i = 0; i < ids.length; i++) {
+    if (!Number.isSafeInteger(ids[i])) throw invalid(`id ${String(ids[i])} is not a safe integer`);
+  }
+}
+
+function checkMetadata(id: number, m: Metadata | undefined | null): void {
+  if (m === undefined || m === null) return;
+  if (typeof m !== 'object' || Array.isArray(m)) throw invalid(`metadata of ${id} must be an object`);
+  for (const [k, v] of Object.entries(m)) {
+    if (!isScalar(v)) throw invalid(`metadata '${k}' of ${id} must be a string, number, boolean or null`);
+  }
+}
+
+function isScalar(v: unknown): v is Scalar {
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}

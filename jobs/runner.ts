@@ -1,0 +1,202 @@
+/**
+ * Runs jobs: takes the oldest runnable job from the queue under a lease, hands it to the handler
+ * of its kind, renews the lease while it runs, and bounds it in time. A job taken again after
+ * its runner stopped or died (attempts > 1) is resumed by its handler; one that keeps dying
+ * ends failed. Every state change is in the queue first, so a restart finds each job where it
+ * was, and every job ends completed or failed with a reason.
+ */
+import { SableError } from '../errors/codes.js';
+import type { JobErrorType } from '../errors/job-errors.js';
+import type { JobQueue } from './queue.js';
+import { newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
+
+export interface JobContext {
+  /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
+   * the handler stops at its next checkpoint by throwing Interrupted. */
+  stopping(): boolean;
+  readonly signal: AbortSignal;
+  /** The job was taken before by a runner that stopped or died: its handler picks up from there. */
+  readonly resumed: boolean;
+}
+
+export interface JobHandler {
+  readonly kind: JobKind;
+  /** Wall time one attempt may take; past it the job fails `timed_out`. None: unbounded. */
+  readonly timeoutMs?: number;
+  /** Runs the job until it is completed or failed (written to the queue), or throws Interrupted. */
+  run(job: JobRecord, ctx: JobContext): Promise<void>;
+  /** The files of a fresh job that reruns `job` in full (POST /ingestion/jobs/{id}/retry). */
+  filesForRetry(job: JobRecord, fresh: JobRecord): Promise<FileRecord[]>;
+}
+
+/** Thrown by a handler at a checkpoint when its context says to stop. */
+export class Interrupted extends Error {
+  constructor() {
+    super('the job was interrupted');
+  }
+}
+
+export interface RunnerOptions {
+  /** Lease length; renewed every third of it. */
+  leaseMs?: number;
+  /** How often an idle runner looks for work (a job queued here wakes it at once). */
+  pollMs?: number;
+  /** Takes of one job before it ends failed `too_many_attempts`. */
+  maxAttempts?: number;
+  /** Jobs run at once. */
+  concurrency?: number;
+}
+
+export class JobRunner {
+  private readonly handlers = new Map<JobKind, JobHandler>();
+  private readonly owner: string;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly maxAttempts: number;
+  private readonly concurrency: number;
+  private loops: Promise<void>[] = [];
+  private stopping = false;
+  private readonly stop = new AbortController();
+  private wakeUp: (() => void)[] = [];
+
+  constructor(
+    private readonly queue: JobQueue,
+    handlers: JobHandler[],
+    opts: RunnerOptions = {},
+  ) {
+    for (const h of handlers) this.handlers.set(h.kind, h);
+    this.owner = queue.newOwner();
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.pollMs = opts.pollMs ?? 1000;
+    this.maxAttempts = opts.maxAttempts ?? 10;
+    this.concurrency = opts.concurrency ?? 1;
+  }
+
+  /** Starts taking jobs: first those a stopped or dead runner left running, in queue order. */
+  start(): void {
+    for (let i = 0; i < this.concurrency; i++) this.loops.push(this.loop());
+  }
+
+  /** A job became runnable: an idle runner takes it now rather than at its next poll. */
+  wake(): void {
+    for (const w of this.wakeUp.splice(0)) w();
+  }
+
+  /** A fresh full rerun of a failed or cancelled job (or of one whose every file failed). */
+  async retry(job: JobRecord): Promise<JobRecord> {
+    const files = await this.queue.files(job.job_id);
+    const everyFileFailed = files.length > 0 && files.every((f) => f.status === 'failed');
+    if (job.status === 'completed' && !everyFileFailed) {
+      throw new SableError('job_not_retryable', `job ${job.job_id} completed; only failed or cancelled jobs can be retried`);
+    }
+    if (job.status === 'pending' || job.status === 'running') throw new SableError('job_not_retryable', `job ${job.job_id} is still ${job.status}`);
+    const handler = this.handlerOf(job);
+    const created = newJob({ kind: job.kind, orgId: job.org_id, datasetId: job.dataset_id, validateOnly: job.validate_only, idempotencyKey: null, retryOf: job.job_id });
+    const copies = await handler.filesForRetry(job, created);
+    const fresh = queued(created, copies.length, `retry of job ${job.job_id}`);
+    await this.queue.create(fresh, copies);
+    this.wake();
+    return fresh;
+  }
+
+  /** Stops at the running jobs' next checkpoints; they stay running and resume on the next start. */
+  async close(): Promise<void> {
+    this.stopping = true;
+    this.stop.abort();
+    this.wake();
+    await Promise.all(this.loops);
+    this.queue.retireOwner(this.owner);
+  }
+
+  private handlerOf(job: JobRecord): JobHandler {
+    const h = this.handlers.get(job.kind);
+    if (!h) throw new SableError('internal', `no handler for jobs of kind ${job.kind}`);
+    return h;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      let job: JobRecord | null = null;
+      try {
+        job = await this.queue.claim(this.owner, [...this.handlers.keys()], this.leaseMs);
+      } catch (e) {
+        console.error('sable: the job queue could not be read:', e);
+      }
+      if (job) await this.runOne(job);
+      else await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, this.pollMs);
+      this.wakeUp.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  private async runOne(job: JobRecord): Promise<void> {
+    if (job.attempts > this.maxAttempts) {
+      await this.fail(job.job_id, 'too_many_attempts', `the job was started ${job.attempts - 1} times and never ended (each run stopped the service?)`);
+      return;
+    }
+    const handler = this.handlers.get(job.kind)!;
+    const own = new AbortController();
+    const why: { lost?: boolean; timedOut?: boolean } = {};
+    const signal = AbortSignal.any([this.stop.signal, own.signal]);
+    const renewal = setInterval(() => {
+      void this.queue.renew(job.job_id, this.owner, this.leaseMs).then(
+        (held) => {
+          if (held) return;
+          why.lost = true;
+          own.abort();
+        },
+        (e) => console.error(`sable: job ${job.job_id}: lease not renewed:`, e),
+      );
+    }, Math.max(100, this.leaseMs / 3));
+    const deadline = handler.timeoutMs === undefined ? undefined : setTimeout(() => ((why.timedOut = true), own.abort()), handler.timeoutMs);
+    const ctx: JobContext = { stopping: () => signal.aborted, signal, resumed: job.attempts > 1 };
+    try {
+      await handler.run(job, ctx);
+    } catch (e) {
+      if (why.lost) return;
+      if (why.timedOut) {
+        await this.fail(job.job_id, 'timed_out', `the job ran past its ${handler.timeoutMs} ms bound`);
+      } else if (e instanceof Interrupted) {
+        await this.queue.release(job.job_id, this.owner).catch(() => {});
+      } else {
+        console.error(`sable: job ${job.job_id} broke:`, e);
+        const code = e instanceof SableError ? e.code : 'internal';
+        await this.fail(job.job_id, code, (e as Error).message);
+      }
+    } finally {
+      clearInterval(renewal);
+      clearTimeout(deadline);
+    }
+  }
+
+  private async fail(jobId: string, type: JobErrorType, message: string): Promise<void> {
+    await this.queue
+      .update(jobId, (j) => finish(j, 'failed', { type, message }))
+      .catch((e) => console.error(`sable: job ${jobId}: its failure was not recorded:`, e));
+  }
+}
+
+/** The job in an end state; its lease is dropped. */
+export function finish(j: JobRecord, status: 'completed' | 'failed', error: JobRecord['error_details'], t0?: number): JobRecord {
+  const next: JobRecord = {
+    ...j,
+    status,
+    error_details: error,
+    completed_at: new Date().toISOString(),
+    current_step: null,
+    lease_owner: null,
+    lease_expires_at: 0,
+  };
+  if (t0 !== undefined) next.processing_time_seconds = (Date.now() - t0) / 1000;
+  if (status === 'completed') next.progress_percentage = 100;
+  if (status === 'failed') next.message = error?.message ?? 'failed';
+  return next;
+}

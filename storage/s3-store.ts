@@ -1,0 +1,133 @@
+/**
+ * Uploaded bytes in S3-compatible object storage. Callers PUT straight to the storage with a
+ * real SigV4 presigned URL (content type and length signed, so the storage refuses others);
+ * the service reads objects back with signed requests, staging each into a local file for the
+ * Parquet reader and deleting it after.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { objectPath, presign, signHeaders } from '../outbound/sigv4.js';
+import { SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
+
+/** S3-compatible object storage for uploaded files (else a directory in the data directory). */
+export interface S3Settings {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Key prefix inside the bucket. */
+  prefix: string;
+}
+
+export class S3Error extends Error {}
+
+export class S3ObjectStore implements ObjectStore {
+  readonly kind = 's3' as const;
+
+  constructor(private readonly s3: S3Settings, private readonly stagingDir: string) {}
+
+  presignPut(target: UploadTarget): string {
+    return presign({
+      credentials: this.s3,
+      method: 'PUT',
+      endpoint: this.s3.endpoint,
+      path: this.path(target.key),
+      headers: { 'content-type': target.contentType, 'content-length': String(target.sizeBytes) },
+      expiresSeconds: Math.max(1, target.expiresAt - Math.floor(Date.now() / 1000)),
+    });
+  }
+
+  async put(key: string, stream: Readable, size: ByteLimit, contentType: string): Promise<number> {
+    // S3 wants the length up front: spool to a local file first, counting (and limiting) bytes.
+    const spool = await this.spoolFile();
+    try {
+      const max = 'exact' in size ? size.exact : size.max;
+      let received = 0;
+      const counter = new Transform({
+        transform(chunk: Buffer, _e, done) {
+          received += chunk.length;
+          done(received > max ? new SizeMismatch(received, size) : null, chunk);
+        },
+      });
+      await pipeline(stream, counter, createWriteStream(spool));
+      if ('exact' in size && received !== size.exact) throw new SizeMismatch(received, size);
+      const res = await this.send('PUT', key, { 'content-type': contentType, 'content-length': String(received) }, createReadStream(spool));
+      await expectOk(res, `PUT ${key}`);
+      return received;
+    } finally {
+      await rm(spool, { force: true });
+    }
+  }
+
+  async size(key: string): Promise<number | null> {
+    const res = await this.send('HEAD', key);
+    res.resume();
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200) throw new S3Error(`HEAD ${key}: object storage answered ${res.statusCode}`);
+    return Number(res.headers['content-length']);
+  }
+
+  async stage(key: string): Promise<StagedFile> {
+    const file = await this.spoolFile();
+    const res = await this.send('GET', key);
+    if (res.statusCode !== 200) {
+      await expectOk(res, `GET ${key}`);
+    }
+    try {
+      await pipeline(res, createWriteStream(file));
+      const expected = Number(res.headers['content-length']);
+      if (Number.isFinite(expected) && (await stat(file)).size !== expected) throw new S3Error(`GET ${key}: the object arrived incomplete`);
+    } catch (e) {
+      await rm(file, { force: true });
+      throw e;
+    }
+    return { path: file, release: () => rm(file, { force: true }) };
+  }
+
+  async remove(key: string): Promise<void> {
+    const res = await this.send('DELETE', key);
+    res.resume();
+    if (res.statusCode !== 204 && res.statusCode !== 200 && res.statusCode !== 404) throw new S3Error(`DELETE ${key}: object storage answered ${res.statusCode}`);
+  }
+
+  private path(key: string): string {
+    return objectPath(this.s3.bucket, this.s3.prefix ? `${this.s3.prefix}/${key}` : key);
+  }
+
+  private async spoolFile(): Promise<string> {
+    await mkdir(this.stagingDir, { recursive: true });
+    return join(this.stagingDir, randomUUID());
+  }
+
+  private send(method: string, key: string, headers: Record<string, string> = {}, body?: Readable): Promise<IncomingMessage> {
+    const path = this.path(key);
+    const signed = signHeaders({ credentials: this.s3, method, endpoint: this.s3.endpoint, path, headers });
+    const url = new URL(path, this.s3.endpoint);
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers: signed, timeout: 60_000 }, resolve);
+      req.on('timeout', () => req.destroy(new S3Error(`${method} ${key}: object storage did not answer in 60 s`)));
+      req.on('error', (e) => reject(new S3Error(`${method} ${key}: cannot reach object storage at ${this.s3.endpoint}: ${e.message}`)));
+      if (body) body.pipe(req);
+      else req.end();
+    });
+  }
+}
+
+async function expectOk(res: IncomingMessage, what: string): Promise<void> {
+  if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
+    res.resume();
+    return;
+  }
+  let text = '';
+  for await (const chunk of res) if (text.length < 2000) text += String(chunk);
+  const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
+  throw new S3Error(`${what}: object storage answered ${res.statusCode}${code ? ` ${code}` : ''}`);
+}
