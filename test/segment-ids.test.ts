@@ -3,17 +3,7 @@
 // middle of probe clusters, colliding dense and sparse ids, and a duplicate inside one append.
 import { describe, expect, it } from 'vitest';
 import { native } from '../dist/engine/native.js';
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { seeded as rng } from './support/engine-model.mjs';
 
 describe('segment id table', () => {
   it('agrees with a Set over 20k random appends, deletes and lookups', () => {

@@ -14,6 +14,7 @@
 //   { op: 'schema', types: { g: 'i64' } }   declare column types (columns rebuilt in place)
 //   { op: 'policy', max_buffer_vectors }    promotion bound (upserts past it seal in the background)
 //   { op: 'reopen' }                        close the engine and open the directory again
+import { Rng } from '../../dist/bench/ann/rng.js';
 import { Engine } from '../../dist/engine/index.js';
 
 export const DIM = 6;
@@ -210,16 +211,10 @@ export async function compare(model, subject, query, context = '') {
 
 // ------------------------------------------------------------------ a seeded generator (the child)
 
-/** mulberry32: a small seeded generator, so a child's run can be replayed from its seed. */
+/** A seeded generator (the benchmarks' own), so a child's run can be replayed from its seed. */
 export function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 const pick = (rand, list) => list[Math.floor(rand() * list.length)];
