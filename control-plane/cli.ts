@@ -1,25 +1,82 @@
 #!/usr/bin/env node
 /**
- * `sable serve [--host H] [--port N] [--data-dir DIR]` and
- * `sable keys create --org NAME [--role admin|member] | list | revoke KEY_ID [--data-dir DIR]`.
+ * The `sable` command: `serve` runs the service, `keys` manages API keys (also while the service
+ * runs on the same data directory). `--help` anywhere prints the usage of that command; an
+ * unknown command or flag, or a bad value, exits 2 with a message naming it.
  */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ControlStore } from '../catalog/store.js';
 import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
 import { createKey, ensureOrg, listKeys, revokeKey } from './auth/keys.js';
-import { loadConfig, parseArgs } from './config.js';
+import { checkFlags, loadConfig, nearest, parseArgs, SECRET_ENV, SETTINGS } from './config.js';
 
-const USAGE = `usage:
-  sable serve [--host H] [--port N] [--data-dir DIR]
+const COMMANDS = ['serve', 'keys'];
+const KEY_COMMANDS = ['create', 'list', 'revoke'];
+const DATA_DIR_HELP = `  --data-dir DIR      ${'SABLE_DATA_DIR'.padEnd(32)} the service's data directory (default ./.sable-data)`;
+
+const HELP = {
+  main: `sable: a retrieval service (datasets, vector and text search, bulk loads)
+
+usage:
+  sable serve [flags]                              run the HTTP service
+  sable keys create --org NAME [--role admin|member]  create an API key (and the organization)
+  sable keys list                                  list API keys (ids, roles, prefixes; never keys)
+  sable keys revoke KEY_ID                         revoke a key
+  sable --version
+
+Run \`sable serve --help\` or \`sable keys --help\` for their flags.`,
+  serve: () => {
+    const rows = SETTINGS.map((s) => {
+      const flag = `  --${s.flag} ${s.takes}`.padEnd(36);
+      return `${flag}${s.env.padEnd(34)}${s.help}${s.default !== undefined ? ` (default ${s.default})` : ''}`;
+    });
+    const secrets = SECRET_ENV.map(([env, help]) => `  ${env.padEnd(34)}${help}`);
+    return `usage: sable serve [flags]
+
+Runs the HTTP service. The first start on an empty data directory creates the organization
+\`default\` and an admin key, prints it once and writes it to DATA_DIR/admin.key (0600) before
+the service listens; then it prints \`sable listening on http://HOST:PORT\`.
+Each flag can be given as its environment variable instead; a flag wins over the variable.
+
+${'flag'.padEnd(36)}${'variable'.padEnd(34)}what it does
+${rows.join('\n')}
+
+environment only:
+${secrets.join('\n')}`;
+  },
+  keys: `usage:
   sable keys create --org NAME [--role admin|member] [--data-dir DIR]
+      creates the organization when missing and a key; prints {"org_id","key","role","key_id"}
   sable keys list [--data-dir DIR]
-  sable keys revoke KEY_ID [--data-dir DIR]`;
+      one JSON line per key: key_id, org_id, role, prefix, created_at, revoked_at
+  sable keys revoke KEY_ID [--data-dir DIR]
+
+  --org NAME          the organization of the new key
+  --role ROLE         admin or member (default member); admin keys may change schemas
+${DATA_DIR_HELP}`,
+};
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv);
-  const config = loadConfig(flags, process.env);
-  const [command, sub, arg] = positionals;
+  const [command, sub, arg, ...extra] = positionals;
+  const help = flags.help === 'true';
+  delete flags.help;
+  if (flags.version === 'true' && command === undefined) {
+    console.log(version());
+    return 0;
+  }
+  if (command === undefined || command === 'help') {
+    console[help || command === 'help' ? 'log' : 'error'](HELP.main);
+    return help || command === 'help' ? 0 : 2;
+  }
+  if (!COMMANDS.includes(command)) throw usage(`unknown command '${command}'${suggest(command, COMMANDS)}`);
+
   if (command === 'serve') {
+    if (help) return print(HELP.serve());
+    if (sub !== undefined) throw usage(`sable serve takes no argument '${sub}'`);
+    const config = loadConfig(flags, process.env);
     const service = await startService(config);
     if (service.createdAdminKey) {
       console.log(`admin key (shown once, also written to ${config.dataDir}/admin.key): ${service.createdAdminKey}`);
@@ -31,37 +88,58 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
     return -1;
   }
-  if (command === 'keys') {
-    const store = new ControlStore(config.dataDir);
-    try {
-      if (sub === 'create') {
-        if (!flags.org) throw configError('keys create needs --org NAME');
-        const role = flags.role ?? 'member';
-        if (role !== 'admin' && role !== 'member') throw configError('--role must be admin or member');
-        const org = await ensureOrg(store, flags.org);
-        const { key, record } = await createKey(store, org.id, role);
-        console.log(JSON.stringify({ org_id: org.id, key, role, key_id: record.key_id }));
-        return 0;
-      }
-      if (sub === 'list') {
-        for (const k of listKeys(store)) console.log(JSON.stringify(k));
-        return 0;
-      }
-      if (sub === 'revoke') {
-        if (!arg) throw configError('keys revoke needs KEY_ID');
-        if (!(await revokeKey(store, arg))) {
-          console.error(`no key with id ${arg}`);
-          return 1;
-        }
-        console.log(JSON.stringify({ key_id: arg, revoked: true }));
-        return 0;
-      }
-    } finally {
-      await store.close();
-    }
+
+  if (help || sub === undefined) {
+    if (help) return print(HELP.keys);
+    throw usage(`sable keys needs a command: ${KEY_COMMANDS.join(', ')}`);
   }
-  console.error(USAGE);
-  return 2;
+  if (!KEY_COMMANDS.includes(sub)) throw usage(`unknown keys command '${sub}'${suggest(sub, KEY_COMMANDS)}`);
+  checkFlags(flags, sub === 'create' ? ['org', 'role', 'data-dir'] : ['data-dir']);
+  if (extra.length > 0 || (arg !== undefined && sub !== 'revoke')) throw usage(`unexpected argument '${extra[0] ?? arg}'`);
+  const store = new ControlStore(resolve(flags['data-dir'] ?? process.env.SABLE_DATA_DIR ?? './.sable-data'));
+  try {
+    if (sub === 'create') {
+      if (!flags.org || flags.org === 'true') throw configError('keys create needs --org NAME');
+      const role = flags.role ?? 'member';
+      if (role !== 'admin' && role !== 'member') throw configError(`--role must be admin or member (got '${role}')`);
+      const org = await ensureOrg(store, flags.org);
+      const { key, record } = await createKey(store, org.id, role);
+      console.log(JSON.stringify({ org_id: org.id, key, role, key_id: record.key_id }));
+      return 0;
+    }
+    if (sub === 'list') {
+      for (const k of listKeys(store)) console.log(JSON.stringify(k));
+      return 0;
+    }
+    if (!arg) throw configError('keys revoke needs KEY_ID (see `sable keys list`)');
+    if (!(await revokeKey(store, arg))) {
+      console.error(`sable: no key with id ${arg}`);
+      return 1;
+    }
+    console.log(JSON.stringify({ key_id: arg, revoked: true }));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+function print(text: string): number {
+  console.log(text);
+  return 0;
+}
+
+function usage(message: string): SableError {
+  return configError(`${message} (see \`sable --help\`)`);
+}
+
+function suggest(word: string, options: string[]): string {
+  const near = nearest(word, options);
+  return near ? ` (did you mean '${near}'?)` : '';
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+  return `${pkg.name} ${pkg.version}`;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,9 +1,13 @@
 /**
  * Configuration, read once from flags and SABLE_* environment variables into one typed object
  * that the composition root passes down in slices. Nothing below this file reads process.env.
+ *
+ * Every setting is one row of SETTINGS: its flag, variable, default, what it takes and what it
+ * does. The same rows parse the values, refuse unknown flags (naming the nearest one), and
+ * print `sable serve --help`.
  */
-import { configError } from '../errors/codes.js';
 import { resolve } from 'node:path';
+import { configError } from '../errors/codes.js';
 import type { EmbeddingSettings } from '../retrieval/embeddings/embedder.js';
 import type { RerankSettings } from '../retrieval/rerank/providers.js';
 import type { S3Settings } from '../storage/s3-store.js';
@@ -35,48 +39,112 @@ export interface Config {
   masterKey?: string;
 }
 
-function intOf(name: string, raw: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw configError(`${name} must be an integer from ${min} to ${max} (got '${raw}')`);
-  return n;
+export interface Setting {
+  flag: string;
+  env: string;
+  default?: string;
+  /** What the value is, for help: N, URL, DIR, a list of choices... */
+  takes: string;
+  help: string;
+  /** Integer bounds, or allowed values; checked when the value is read. */
+  int?: [number, number];
+  oneOf?: string[];
 }
 
-/** Flags win over environment variables, which win over defaults. */
+const MB = 1024 * 1024;
+
+export const SETTINGS: Setting[] = [
+  { flag: 'host', env: 'SABLE_HOST', default: '127.0.0.1', takes: 'ADDR', help: 'address to listen on' },
+  { flag: 'port', env: 'SABLE_PORT', default: '8080', takes: 'N', int: [0, 65535], help: 'port to listen on; 0 picks a free one (printed at start)' },
+  { flag: 'data-dir', env: 'SABLE_DATA_DIR', default: './.sable-data', takes: 'DIR', help: 'where datasets, keys, jobs and uploads are kept' },
+  { flag: 'max-body-bytes', env: 'SABLE_MAX_BODY_BYTES', default: String(64 * MB), takes: 'N', int: [1024, 2 ** 31], help: 'largest request body (64 MiB; uploads stream past it)' },
+  { flag: 'search-threads', env: 'SABLE_SEARCH_THREADS', default: '2', takes: 'N', int: [1, 256], help: 'worker threads for searches of many partitions' },
+  { flag: 'http-adapter', env: 'SABLE_HTTP_ADAPTER', default: 'auto', takes: 'auto|uws|node', oneOf: ['auto', 'uws', 'node'], help: 'uWebSockets.js where it loads, else node:http' },
+  { flag: 'log-requests', env: 'SABLE_LOG_REQUESTS', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'log each request to stderr' },
+  { flag: 'upload-port', env: 'SABLE_UPLOAD_PORT', takes: 'N', int: [0, 65535], help: 'port of the upload listener (default: the port + 1; a free one with port 0)' },
+  { flag: 'public-upload-url', env: 'SABLE_PUBLIC_UPLOAD_URL', takes: 'URL', help: 'how callers reach the upload listener, for the URLs the service signs' },
+  { flag: 'embedding-threads', env: 'SABLE_EMBEDDING_THREADS', default: '2', takes: 'N', int: [1, 256], help: 'threads of the local embedding model' },
+  { flag: 'embeddings-cache', env: 'SABLE_EMBEDDINGS_CACHE', default: '1000', takes: 'N', int: [0, 1_000_000], help: 'query embeddings kept in memory (0: none)' },
+  { flag: 'embeddings-timeout-ms', env: 'SABLE_EMBEDDINGS_TIMEOUT_MS', default: '30000', takes: 'N', int: [1, 600_000], help: 'time bound of one call to an embedding provider' },
+  { flag: 'embeddings-retries', env: 'SABLE_EMBEDDINGS_RETRIES', default: '3', takes: 'N', int: [0, 10], help: 'retries of a provider call on 429, 5xx and network failures' },
+  { flag: 'embeddings-backoff-ms', env: 'SABLE_EMBEDDINGS_BACKOFF_MS', default: '500', takes: 'N', int: [0, 60_000], help: 'first backoff between retries (doubles)' },
+  { flag: 'openai-url', env: 'SABLE_OPENAI_URL', default: 'https://api.openai.com/v1', takes: 'URL', help: 'OpenAI API base URL' },
+  { flag: 'cohere-url', env: 'SABLE_COHERE_URL', default: 'https://api.cohere.com', takes: 'URL', help: 'Cohere API base URL' },
+  { flag: 'embeddings-compatible-url', env: 'SABLE_EMBEDDINGS_COMPATIBLE_URL', takes: 'URL', help: 'an OpenAI-compatible server (Ollama, vLLM, TEI) for provider openai-compatible' },
+  { flag: 'managed-embeddings-url', env: 'SABLE_MANAGED_EMBEDDINGS_URL', takes: 'URL', help: "the inference server of the contract's managed models; when set, datasets default to it" },
+  { flag: 'rerank-provider', env: 'SABLE_RERANK_PROVIDER', default: 'local', takes: 'NAME', help: 'default reranker: local (lexical), cohere, jina, or a name with --rerank-url' },
+  { flag: 'rerank-url', env: 'SABLE_RERANK_URL', takes: 'URL', help: 'base URL of the rerank provider (Cohere / Jina format)' },
+  { flag: 'rerank-model', env: 'SABLE_RERANK_MODEL', takes: 'NAME', help: "the rerank provider's default model" },
+  { flag: 'rerank-timeout-ms', env: 'SABLE_RERANK_TIMEOUT_MS', default: '2000', takes: 'N', int: [1, 600_000], help: 'time bound of a rerank call (the search fails open past it)' },
+  { flag: 's3-endpoint', env: 'SABLE_S3_ENDPOINT', takes: 'URL', help: 'S3-compatible storage for uploaded files (default: a folder in the data directory)' },
+  { flag: 's3-bucket', env: 'SABLE_S3_BUCKET', takes: 'NAME', help: 'bucket, with --s3-endpoint' },
+  { flag: 's3-region', env: 'SABLE_S3_REGION', default: 'us-east-1', takes: 'NAME', help: 'region, with --s3-endpoint' },
+  { flag: 's3-prefix', env: 'SABLE_S3_PREFIX', takes: 'PREFIX', help: 'key prefix inside the bucket' },
+  { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
+];
+
+/** Settings read from the environment only: a flag would show in `ps`. */
+export const SECRET_ENV = [
+  ['SABLE_MASTER_KEY', 'key of organization secrets (64 hex characters or base64 of 32 bytes); default: master.key in the data directory'],
+  ['SABLE_S3_ACCESS_KEY_ID', 'S3 access key (or AWS_ACCESS_KEY_ID)'],
+  ['SABLE_S3_SECRET_ACCESS_KEY', 'S3 secret key (or AWS_SECRET_ACCESS_KEY)'],
+] as const;
+
+const byFlag = new Map(SETTINGS.map((s) => [s.flag, s]));
+
+/** Flags win over environment variables, which win over defaults. Unknown flags are refused. */
 export function loadConfig(flags: Record<string, string | undefined>, env: Record<string, string | undefined>): Config {
-  const pick = (flag: string, envName: string) => flags[flag] ?? env[envName];
-  const adapter = pick('http-adapter', 'SABLE_HTTP_ADAPTER') ?? 'auto';
-  if (!['auto', 'uws', 'node'].includes(adapter)) throw configError(`http adapter must be auto, uws or node (got '${adapter}')`);
-  return {
-    host: pick('host', 'SABLE_HOST') ?? '127.0.0.1',
-    port: intOf('port', pick('port', 'SABLE_PORT') ?? '8080', 0, 65535),
-    dataDir: resolve(pick('data-dir', 'SABLE_DATA_DIR') ?? './.sable-data'),
-    maxBodyBytes: intOf('max body bytes', pick('max-body-bytes', 'SABLE_MAX_BODY_BYTES') ?? String(64 * 1024 * 1024), 1024, 2 ** 31),
-    searchThreads: intOf('search threads', pick('search-threads', 'SABLE_SEARCH_THREADS') ?? '2', 1, 256),
-    httpAdapter: adapter as Config['httpAdapter'],
-    logRequests: (pick('log-requests', 'SABLE_LOG_REQUESTS') ?? 'false') === 'true',
-    rerank: {
-      provider: pick('rerank-provider', 'SABLE_RERANK_PROVIDER') ?? 'local',
-      url: pick('rerank-url', 'SABLE_RERANK_URL'),
-      model: pick('rerank-model', 'SABLE_RERANK_MODEL'),
-      timeoutMs: intOf('rerank timeout', pick('rerank-timeout-ms', 'SABLE_RERANK_TIMEOUT_MS') ?? '2000', 1, 600_000),
-    },
-    embeddings: {
-      openaiUrl: pick('openai-url', 'SABLE_OPENAI_URL') ?? 'https://api.openai.com/v1',
-      cohereUrl: pick('cohere-url', 'SABLE_COHERE_URL') ?? 'https://api.cohere.com',
-      compatibleUrl: pick('embeddings-compatible-url', 'SABLE_EMBEDDINGS_COMPATIBLE_URL'),
-      managedUrl: pick('managed-embeddings-url', 'SABLE_MANAGED_EMBEDDINGS_URL'),
-      timeoutMs: intOf('embeddings timeout', pick('embeddings-timeout-ms', 'SABLE_EMBEDDINGS_TIMEOUT_MS') ?? '30000', 1, 600_000),
-      retries: intOf('embeddings retries', pick('embeddings-retries', 'SABLE_EMBEDDINGS_RETRIES') ?? '3', 0, 10),
-      backoffMs: intOf('embeddings backoff', pick('embeddings-backoff-ms', 'SABLE_EMBEDDINGS_BACKOFF_MS') ?? '500', 0, 60_000),
-      cacheEntries: intOf('embeddings cache', pick('embeddings-cache', 'SABLE_EMBEDDINGS_CACHE') ?? '1000', 0, 1_000_000),
-      localThreads: intOf('embedding threads', pick('embedding-threads', 'SABLE_EMBEDDING_THREADS') ?? '2', 1, 256),
-    },
-    provisionDelayMs: intOf('provision delay', pick('provision-delay-ms', 'SABLE_PROVISION_DELAY_MS') ?? '0', 0, 60_000),
-    masterKey: env.SABLE_MASTER_KEY,
-    uploadPort: pick('upload-port', 'SABLE_UPLOAD_PORT') === undefined ? undefined : intOf('upload port', pick('upload-port', 'SABLE_UPLOAD_PORT')!, 0, 65535),
-    publicUploadUrl: pick('public-upload-url', 'SABLE_PUBLIC_UPLOAD_URL')?.replace(/\/+$/, ''),
-    s3: s3Settings(pick('s3-endpoint', 'SABLE_S3_ENDPOINT'), pick('s3-bucket', 'SABLE_S3_BUCKET'), pick('s3-region', 'SABLE_S3_REGION'), pick('s3-prefix', 'SABLE_S3_PREFIX'), env),
+  checkFlags(flags, SETTINGS.map((s) => s.flag));
+  const raw = (flag: string): string | undefined => {
+    const s = byFlag.get(flag)!;
+    return flags[flag] ?? env[s.env] ?? s.default;
   };
+  const str = (flag: string): string | undefined => {
+    const v = raw(flag);
+    const s = byFlag.get(flag)!;
+    if (v !== undefined && s.oneOf && !s.oneOf.includes(v)) throw configError(`${source(flag, flags)} must be ${s.oneOf.join(', ')} (got '${v}')`);
+    return v;
+  };
+  const int = (flag: string): number => optInt(flag)!;
+  const optInt = (flag: string): number | undefined => {
+    const v = raw(flag);
+    if (v === undefined) return undefined;
+    const [min, max] = byFlag.get(flag)!.int!;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw configError(`${source(flag, flags)} must be an integer from ${min} to ${max} (got '${v}')`);
+    return n;
+  };
+  return {
+    host: str('host')!,
+    port: int('port'),
+    dataDir: resolve(str('data-dir')!),
+    maxBodyBytes: int('max-body-bytes'),
+    searchThreads: int('search-threads'),
+    httpAdapter: str('http-adapter') as Config['httpAdapter'],
+    logRequests: str('log-requests') === 'true',
+    rerank: { provider: str('rerank-provider')!, url: str('rerank-url'), model: str('rerank-model'), timeoutMs: int('rerank-timeout-ms') },
+    embeddings: {
+      openaiUrl: str('openai-url')!,
+      cohereUrl: str('cohere-url')!,
+      compatibleUrl: str('embeddings-compatible-url'),
+      managedUrl: str('managed-embeddings-url'),
+      timeoutMs: int('embeddings-timeout-ms'),
+      retries: int('embeddings-retries'),
+      backoffMs: int('embeddings-backoff-ms'),
+      cacheEntries: int('embeddings-cache'),
+      localThreads: int('embedding-threads'),
+    },
+    provisionDelayMs: int('provision-delay-ms'),
+    masterKey: env.SABLE_MASTER_KEY,
+    uploadPort: optInt('upload-port'),
+    publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
+    s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
+  };
+}
+
+/** Names a value by where it came from: the flag when given, else its variable. */
+function source(flag: string, flags: Record<string, string | undefined>): string {
+  return flags[flag] !== undefined ? `--${flag}` : byFlag.get(flag)!.env;
 }
 
 /** Object storage is on when an endpoint is set; its keys come from the environment only. */
@@ -90,19 +158,51 @@ function s3Settings(endpoint: string | undefined, bucket: string | undefined, re
   return { endpoint: endpoint.replace(/\/+$/, ''), bucket, region: region ?? 'us-east-1', accessKeyId, secretAccessKey, prefix: (prefix ?? '').replace(/^\/+|\/+$/g, '') };
 }
 
-/** `--name value` and `--name=value` pairs; bare words are positionals. */
+/** Refuses a flag the command does not take, naming the nearest one it does. */
+export function checkFlags(flags: Record<string, string | undefined>, known: string[]): void {
+  for (const flag of Object.keys(flags)) {
+    if (known.includes(flag)) continue;
+    const near = nearest(flag, known);
+    throw configError(`unknown flag --${flag}${near ? ` (did you mean --${near}?)` : ''}`);
+  }
+}
+
+/** The closest of `options` to `word` by edit distance, when it is close enough to be a typo. */
+export function nearest(word: string, options: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const o of options) {
+    const d = o.startsWith(word) && word.length >= 3 ? 1 : editDistance(word, o);
+    if (d < bestDistance) [best, bestDistance] = [o, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** `--name value`, `--name=value` and bare `--name` (true); bare words are positionals; `-h` is `--help`. */
 export function parseArgs(argv: string[]): { positionals: string[]; flags: Record<string, string> } {
   const positionals: string[] = [];
   const flags: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
+    const a = argv[i] === '-h' ? '--help' : argv[i];
     if (!a.startsWith('--')) {
       positionals.push(a);
       continue;
     }
     const eq = a.indexOf('=');
     if (eq > 0) flags[a.slice(2, eq)] = a.slice(eq + 1);
-    else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[a.slice(2)] = argv[++i];
+    else if (a !== '--help' && a !== '--version' && i + 1 < argv.length && !argv[i + 1].startsWith('-')) flags[a.slice(2)] = argv[++i];
     else flags[a.slice(2)] = 'true';
   }
   return { positionals, flags };

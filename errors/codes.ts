@@ -24,7 +24,7 @@ export const ERROR_CODES = {
   session_not_found: 'no such session in the organization',
   run_not_found: 'no such run, or it is older than the retention',
   document_not_found: 'no such document in the dataset',
-  dataset_exists: 'an engine dataset of that name exists',
+  dataset_exists: 'a dataset of that name exists (names are unique in an organization, and in an engine)',
   id_collision: 'two string ids map to one integer id in a dataset',
   source_in_use: 'the source is attached to an active schedule or an in-flight job',
   job_not_retryable: 'only failed or cancelled jobs can be retried',

@@ -87,9 +87,9 @@ for (const adapter of ['uws', 'node'] as const) {
     });
 
     it('infers dimensions from the model table and refuses what it cannot infer', async () => {
-      expect((await call('POST', '/datasets', admin, { name: 'e', embedding: { model: 'text-embedding-3-small' } })).body.dim).toBe(1536);
-      expect((await call('POST', '/datasets', admin, { name: 'e', embedding: { model: 'text-embedding-3-large' } })).body.dim).toBe(3072);
-      expect((await call('POST', '/datasets', admin, { name: 'e' })).body.dim).toBe(384);
+      expect((await call('POST', '/datasets', admin, { name: 'e-small', embedding: { model: 'text-embedding-3-small' } })).body.dim).toBe(1536);
+      expect((await call('POST', '/datasets', admin, { name: 'e-large', embedding: { model: 'text-embedding-3-large' } })).body.dim).toBe(3072);
+      expect((await call('POST', '/datasets', admin, { name: 'e-local' })).body.dim).toBe(384);
       expect((await call('POST', '/datasets', admin, { name: 'e', embedding: { provider: 'openai-compatible', model: 'mystery' } })).status).toBe(400);
       const managed = await call('POST', '/datasets', admin, { name: 'e', embedding: { provider: 'managed' } });
       expect(managed.status).toBe(400);
@@ -97,6 +97,17 @@ for (const adapter of ['uws', 'node'] as const) {
       expect((await call('POST', '/datasets', admin, { dim: 3 })).status).toBe(400);
       expect((await call('POST', '/datasets', admin, 'not json', { 'content-type': 'application/json' })).body.error).toBe('invalid_request');
       expect((await call('POST', '/datasets', admin, 'x', { 'content-type': 'text/plain' })).status).toBe(415);
+    });
+
+    it('dataset names are unique in an organization (409 dataset_exists), not across organizations', async () => {
+      const first = await call('POST', '/datasets', admin, { name: 'unique-name', dim: 2 });
+      expect(first.status).toBe(201);
+      const again = await call('POST', '/datasets', member, { name: 'unique-name', dim: 4 });
+      expect(again.status).toBe(409);
+      expect(again.body).toMatchObject({ error: 'dataset_exists', id: first.body.id });
+      expect((await call('POST', '/datasets', other, { name: 'unique-name', dim: 2 })).status).toBe(201);
+      expect((await call('DELETE', `/datasets/${first.body.id}`, admin)).status).toBe(204);
+      expect((await call('POST', '/datasets', admin, { name: 'unique-name', dim: 2 })).status).toBe(201);
     });
 
     it('inserts, searches with filters, deletes, and reports string ids', async () => {

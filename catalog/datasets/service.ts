@@ -36,9 +36,13 @@ export class DatasetService {
   }
 
   list(orgId: string, limit: number, offset: number): { datasets: DatasetRecord[]; total: number } {
-    const all = [...this.store.datasets.getRange()].map((e) => e.value).filter((r) => r.org_id === orgId);
+    const all = this.records().filter((r) => r.org_id === orgId);
     all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     return { datasets: all.slice(offset, offset + limit), total: all.length };
+  }
+
+  private records(): DatasetRecord[] {
+    return [...this.store.datasets.getRange()].map((e) => e.value);
   }
 
   /** The record, or 404 `dataset_not_found` (also for another organization's dataset). */
@@ -83,7 +87,13 @@ export class DatasetService {
       created_at: now,
       updated_at: now,
     };
-    await this.store.write(() => this.store.datasets.put(record.id, record));
+    // Names are unique in an organization, as index and collection names are in Pinecone and
+    // Qdrant: the check and the put share the transaction.
+    await this.store.write(() => {
+      const taken = this.records().find((r) => r.org_id === orgId && r.name === record.name);
+      if (taken) throw new SableError('dataset_exists', `a dataset named '${record.name}' exists in this organization (id ${taken.id})`, { fields: { id: taken.id } });
+      this.store.datasets.put(record.id, record);
+    });
     // The record is accepted; the engine is provisioned in the background.
     setTimeout(
       () => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)),

@@ -23,6 +23,10 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     },
     route({
       method: 'POST', path: '/datasets', auth: 'key', summary: 'Create a dataset', body: S.CreateDataset, responses: { 201: S.Dataset },
+      description:
+        'Names are unique in the organization (as Pinecone index and Qdrant collection names are): a second dataset ' +
+        'of the same name answers 409 dataset_exists with the id of the one that exists. Answers 201 once the record ' +
+        'is accepted; the engine is provisioned in the background (503 dataset_not_ready meanwhile, or POST ensure-engine).',
       handler: async ({ caller, body }) => json(201, view(await svc.create(caller.orgId, body))),
     }),
     {
