@@ -83,7 +83,7 @@ describe('OpenAPI answers', () => {
   });
 
   it('lists every error code with its status', () => {
-    for (const [code, status] of [['dataset_not_found', 404], ['invalid_request', 400], ['source_in_use', 409], ['upstream_error', 502]] as const) {
+    for (const [code, status] of [['dataset_not_found', 404], ['invalid_request', 400], ['dataset_exists', 409], ['upstream_error', 502]] as const) {
       expect(doc.info.description).toContain(`${code} ${status}`);
     }
   });

@@ -52,6 +52,13 @@ describe('the error registry', () => {
     expect(unknown).toEqual([]);
   });
 
+  it('holds no code that nothing raises (the OpenAPI document lists them)', () => {
+    const text = sources(['.ts', '.cpp', '.h']).map((s) => s.text).join('\n');
+    const helpers: Record<string, RegExp> = { invalid_request: /\bbadRequest\(/, invalid_argument: /\binvalid\(/, invalid_configuration: /\bconfigError\(/ };
+    const unraised = codes.filter((c) => !(helpers[c]?.test(text) || new RegExp(`new SableError\\(\\s*'${c}'|Code::${c}\\b`).test(text)));
+    expect(unraised).toEqual([]);
+  });
+
   it('maps every code to a deliberate answer: its own status and message, never the generic 500', () => {
     for (const code of codes) {
       const answer = ERROR_ANSWERS[code as keyof typeof ERROR_ANSWERS];

@@ -11,6 +11,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { paths, repoRoot } from '../ann/paths.js';
 import { Rng } from '../ann/rng.js';
+import { Progress } from '../progress.js';
 import { writeParquetStream } from './parquet-writer.js';
 import { memoryOf } from './proc-memory.js';
 
@@ -41,7 +42,7 @@ async function generate(file: string, first: number, rows: number): Promise<void
   const categories = Array.from({ length: 16 }, (_, i) => `category-${i}`);
   const end = first + rows;
   let next = first;
-  const t0 = Date.now();
+  const progress = new Progress(`[bulk] writing ${file}`, 'rows');
   await writeParquetStream(file, () => {
     if (next >= end) return null;
     const n = Math.min(GROUP, end - next);
@@ -58,7 +59,7 @@ async function generate(file: string, first: number, rows: number): Promise<void
       category[r] = categories[id % 16];
     }
     next += n;
-    if (next % 100_000 === 0) say(`  ${next} rows, ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    progress.update(next - first, rows);
     return { ids, vectors, dim: DIM, metadata: { category, score } };
   }, { rowGroupRows: GROUP });
 }
@@ -141,12 +142,14 @@ async function main() {
     await call('POST', `/v1/datasets/${ds.id}/upload/complete`, { job_id: init.job_id, file_ids: init.uploads.map((u: { file_id: string }) => u.file_id) });
     let job: Record<string, any>;
     let peakDuringLoad = 0;
+    const progress = new Progress('[bulk] loading', 'vectors');
     for (;;) {
       await new Promise((r) => setTimeout(r, 500));
       peakDuringLoad = Math.max(peakDuringLoad, memoryOf(pid).rss);
       job = await call('GET', `/v1/jobs/${init.job_id}`);
       if (job.status === 'completed' || job.status === 'failed') break;
-      if ((Date.now() - t0) % 10_000 < 500) say(`  ${job.progress_percentage}% ${job.current_step ?? ''}, RSS ${(memoryOf(pid).rss / MB).toFixed(0)} MB`);
+      const files: { vectors_inserted: number }[] = (await call('GET', `/ingestion/jobs/${init.job_id}/files`)).files;
+      progress.update(files.reduce((sum, f) => sum + f.vectors_inserted, 0), ROWS, `service RSS ${(memoryOf(pid).rss / MB).toFixed(0)} MB`);
     }
     const loadSeconds = (Date.now() - t0) / 1000;
     if (job.status !== 'completed') throw new Error(`the job failed: ${JSON.stringify(job.error_details)}`);
