@@ -96,14 +96,17 @@ async function main(argv: string[]): Promise<number> {
   if (!KEY_COMMANDS.includes(sub)) throw usage(`unknown keys command '${sub}'${suggest(sub, KEY_COMMANDS)}`);
   checkFlags(flags, sub === 'create' ? ['org', 'role', 'data-dir'] : ['data-dir']);
   if (extra.length > 0 || (arg !== undefined && sub !== 'revoke')) throw usage(`unexpected argument '${extra[0] ?? arg}'`);
+  const role = flags.role ?? 'member';
+  if (sub === 'create') {
+    if (!flags.org || flags.org === 'true') throw configError('keys create needs --org NAME');
+    if (role !== 'admin' && role !== 'member') throw configError(`--role must be admin or member (got '${role}')`);
+  }
+  if (sub === 'revoke' && !arg) throw configError('keys revoke needs KEY_ID (see `sable keys list`)');
   const store = new ControlStore(resolve(flags['data-dir'] ?? process.env.SABLE_DATA_DIR ?? './.sable-data'));
   try {
     if (sub === 'create') {
-      if (!flags.org || flags.org === 'true') throw configError('keys create needs --org NAME');
-      const role = flags.role ?? 'member';
-      if (role !== 'admin' && role !== 'member') throw configError(`--role must be admin or member (got '${role}')`);
       const org = await ensureOrg(store, flags.org);
-      const { key, record } = await createKey(store, org.id, role);
+      const { key, record } = await createKey(store, org.id, role as 'admin' | 'member');
       console.log(JSON.stringify({ org_id: org.id, key, role, key_id: record.key_id }));
       return 0;
     }
@@ -111,8 +114,7 @@ async function main(argv: string[]): Promise<number> {
       for (const k of listKeys(store)) console.log(JSON.stringify(k));
       return 0;
     }
-    if (!arg) throw configError('keys revoke needs KEY_ID (see `sable keys list`)');
-    if (!(await revokeKey(store, arg))) {
+    if (!(await revokeKey(store, arg!))) {
       console.error(`sable: no key with id ${arg}`);
       return 1;
     }
