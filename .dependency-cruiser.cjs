@@ -2,7 +2,7 @@
  * The layer rules of the tree, checked by `npm test` (npm run check:layers). Layers import
  * downward only:
  *
- *   control-plane -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
+ *   control-plane -> ingest -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
  *
  * with errors/ below everything. Nothing imports control-plane; engine internals are reached
  * through engine/index.ts only; the native addon is loaded by engine/native.ts only (a test
@@ -17,7 +17,8 @@ const LAYERS = {
   catalog: ['errors', 'engine'],
   retrieval: ['errors', 'engine', 'workers', 'outbound', 'catalog'],
   jobs: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog'],
-  'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs'],
+  ingest: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs'],
+  'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest'],
 };
 const ALL = Object.keys(LAYERS);
 

@@ -13,6 +13,18 @@ import { ParquetLoadHandler } from '../jobs/kinds/parquet-load.js';
 import { ParquetLoader } from '../jobs/kinds/parquet-file-loader.js';
 import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
 import { JobRunner } from '../jobs/runner.js';
+import { Scheduler } from '../jobs/scheduler.js';
+import { UploadJobs } from '../jobs/uploads.js';
+import type { Connector } from '../ingest/connectors/connector.js';
+import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
+import { DocumentService } from '../ingest/documents/service.js';
+import { DocumentStore } from '../ingest/documents/store.js';
+import { IngestJobs } from '../ingest/jobs.js';
+import { IngestJobHandler } from '../ingest/pipeline/ingest-job.js';
+import { ScheduleService } from '../ingest/schedules/service.js';
+import { ScheduleRecords } from '../ingest/schedules/store.js';
+import { SourceService } from '../ingest/sources/service.js';
+import { SourceStore } from '../ingest/sources/store.js';
 import { Embedder } from '../retrieval/embeddings/embedder.js';
 import { RerankProviders } from '../retrieval/rerank/providers.js';
 import { SearchService } from '../retrieval/search.js';
@@ -21,7 +33,7 @@ import { LocalObjectStore } from '../storage/local-store.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { S3ObjectStore } from '../storage/s3-store.js';
 import { UploadSigner } from '../storage/signer.js';
-import { ParquetPool, SearchPool } from '../workers/index.js';
+import { ParquetPool, ParsePool, SearchPool } from '../workers/index.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { Router } from './http/router.js';
@@ -29,9 +41,12 @@ import { createHttpServer } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
+import { documentRoutes } from './routes/documents.js';
 import { jobRoutes } from './routes/jobs.js';
 import { opsRoutes } from './routes/ops.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
+import { sourceConfigComponents, sourceRoutes } from './routes/sources.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { vectorRoutes } from './routes/vectors.js';
 
@@ -46,7 +61,14 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config): Promise<Service> {
+/** What tests change that no user setting does. */
+export interface ServiceHooks {
+  /** The schedules' clock (a DST change without waiting for one). */
+  now?: () => Date;
+}
+
+export async function startService(config: Config, hooks: ServiceHooks = {}): Promise<Service> {
+  const now = hooks.now ?? (() => new Date());
   // A bad master key fails the start before anything is opened.
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const store = new ControlStore(config.dataDir);
@@ -62,10 +84,39 @@ export async function startService(config: Config): Promise<Service> {
   const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
-  const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet))]);
   const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
   const search = new SearchService(datasets, pool, embedder, rerank);
   const writes = new VectorWrites(datasets, embedder);
+
+  // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
+  const uploads = new UploadJobs(jobs, objects);
+  const connectors = new Map<string, Connector>([['file_upload', new FileUploadConnector(jobs, objects)]]);
+  const sourceStore = new SourceStore(store, secrets);
+  const scheduleStore = new ScheduleRecords(store);
+  const documentStore = new DocumentStore(store);
+  const sources = new SourceService(sourceStore, scheduleStore, jobs, connectors);
+  const documents = new DocumentService(documentStore, objects);
+  const parse = new ParsePool({ threads: config.ingest.parseThreads });
+  const ingestHandler = new IngestJobHandler(
+    { queue: jobs, sources: sourceStore, connectors, documents: documentStore, datasets, embedder, writes, parse, schedules: scheduleStore, observe: (stage, ms, n) => metrics.observeStage(stage, ms, n) },
+    { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },
+  );
+  const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler]);
+  const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets);
+  const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
+  const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
+  datasets.onDelete(async (id) => {
+    await documentStore.removeDataset(id);
+    await scheduleStore.removeDataset(id);
+  });
+  const snapshot = async () => {
+    const all = scheduleStore.all();
+    return {
+      vectors: engine.listDatasets().map((d): [string, number] => [d.name, d.stats().vector_count]),
+      jobs: await jobs.counts(),
+      schedules: { total: all.length, enabled: all.filter((x) => x.enabled).length, ...schedules.counters },
+    };
+  };
 
   const router = new Router((req) => {
     const key = req.headers['x-api-key'];
@@ -74,12 +125,15 @@ export async function startService(config: Config): Promise<Service> {
   });
   let server: HttpServer | undefined;
   router.add(
-    ...opsRoutes(router, engine, metrics, () => server?.adapter ?? 'none'),
+    ...opsRoutes({ router, engine, metrics, snapshot, adapter: () => server?.adapter ?? 'none', schemas: sourceConfigComponents() }),
     ...datasetRoutes(datasets),
+    ...documentRoutes(datasets, documents),
     ...vectorRoutes({ datasets, writes, search, embedder, metrics }),
     ...secretRoutes(secrets),
-    ...uploadRoutes({ datasets, jobs, runner, objects, signer, uploadBase: (req) => uploadBase(req) }),
-    ...jobRoutes(jobs, runner),
+    ...uploadRoutes({ datasets, jobs, uploads, runner, objects, signer, uploadBase: (req) => uploadBase(req) }),
+    ...jobRoutes(jobs, runner, ingest),
+    ...sourceRoutes(sources, ingest, (req) => uploadBase(req)),
+    ...scheduleRoutes(schedules, jobs),
   );
   const handler = async (req: Request) => {
     const { response, pattern } = await router.handle(req);
@@ -101,6 +155,7 @@ export async function startService(config: Config): Promise<Service> {
   }
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
   runner.start();
+  scheduler.start();
   return {
     url: `http://${config.host}:${port}`,
     port,
@@ -110,7 +165,9 @@ export async function startService(config: Config): Promise<Service> {
     async close() {
       await server!.close();
       await uploadServer?.close();
+      await scheduler.close();
       await runner.close();
+      await parse.close();
       await parquet.close();
       await pool.close();
       await embedder.close();

@@ -35,8 +35,21 @@ export interface Config {
    * the request with the upload port). */
   publicUploadUrl?: string;
   s3?: S3Settings;
+  ingest: IngestSettings;
+  /** How often due schedules are looked for. */
+  scheduleTickMs: number;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
+}
+
+export interface IngestSettings {
+  parseThreads: number;
+  /** Files of one job in flight at once. */
+  concurrency: number;
+  /** Wall time of one file (fetch, parse, embed, index). */
+  fileTimeoutMs: number;
+  /** Wall time of parsing one file. */
+  parseTimeoutMs: number;
 }
 
 export interface Setting {
@@ -80,6 +93,11 @@ export const SETTINGS: Setting[] = [
   { flag: 's3-bucket', env: 'SABLE_S3_BUCKET', takes: 'NAME', help: 'bucket, with --s3-endpoint' },
   { flag: 's3-region', env: 'SABLE_S3_REGION', default: 'us-east-1', takes: 'NAME', help: 'region, with --s3-endpoint' },
   { flag: 's3-prefix', env: 'SABLE_S3_PREFIX', takes: 'PREFIX', help: 'key prefix inside the bucket' },
+  { flag: 'parse-threads', env: 'SABLE_PARSE_THREADS', default: '1', takes: 'N', int: [1, 256], help: 'worker threads that parse and chunk ingested files' },
+  { flag: 'ingest-concurrency', env: 'SABLE_INGEST_CONCURRENCY', default: '2', takes: 'N', int: [1, 64], help: 'files of one ingestion job in flight at once' },
+  { flag: 'ingest-file-timeout-ms', env: 'SABLE_INGEST_FILE_TIMEOUT_MS', default: '900000', takes: 'N', int: [1000, 86_400_000], help: 'time bound of one ingested file: fetch, parse, embed, index (it fails as timed_out)' },
+  { flag: 'parse-timeout-ms', env: 'SABLE_PARSE_TIMEOUT_MS', default: '120000', takes: 'N', int: [100, 3_600_000], help: 'time bound of parsing one file (its thread is ended past it)' },
+  { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
 ];
 
@@ -139,6 +157,8 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     uploadPort: optInt('upload-port'),
     publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
+    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms') },
+    scheduleTickMs: int('schedule-tick-ms'),
   };
 }
 

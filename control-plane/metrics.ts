@@ -1,4 +1,7 @@
-/** Prometheus text metrics: requests and latency by route and status, searches, embeddings, vectors. */
+/**
+ * Prometheus text metrics: requests and latency by route and status, searches, embeddings,
+ * vectors, jobs by kind and status, schedules, and where ingestion's time goes by stage.
+ */
 const BUCKETS_MS = [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000];
 
 interface Histogram {
@@ -34,7 +37,16 @@ export class Metrics {
     this.embedded.set(key, (this.embedded.get(key) ?? 0) + texts);
   }
 
-  render(vectorsByDataset: [string, number][]): string {
+  /** Seconds spent and items handled per ingestion stage (fetch, parse, chunk, embed, index). */
+  private readonly stages = new Map<string, { seconds: number; items: number }>();
+
+  observeStage(stage: string, ms: number, items: number): void {
+    const s = this.stages.get(stage) ?? this.stages.set(stage, { seconds: 0, items: 0 }).get(stage)!;
+    s.seconds += ms / 1000;
+    s.items += items;
+  }
+
+  render(now: MetricsSnapshot): string {
     const lines: string[] = [];
     lines.push('# HELP sable_http_requests_total HTTP requests by route and status.', '# TYPE sable_http_requests_total counter');
     for (const [k, v] of this.requests) lines.push(`sable_http_requests_total{${k}} ${v}`);
@@ -49,9 +61,26 @@ export class Metrics {
     lines.push('# HELP sable_embedded_texts_total Texts embedded, by provider; cached="true": answered by the query cache.', '# TYPE sable_embedded_texts_total counter');
     for (const [k, v] of this.embedded) lines.push(`sable_embedded_texts_total{${k}} ${v}`);
     lines.push('# HELP sable_dataset_vectors Live vectors per dataset.', '# TYPE sable_dataset_vectors gauge');
-    for (const [id, n] of vectorsByDataset) lines.push(`sable_dataset_vectors{dataset="${escape(id)}"} ${n}`);
+    for (const [id, n] of now.vectors) lines.push(`sable_dataset_vectors{dataset="${escape(id)}"} ${n}`);
+    lines.push('# HELP sable_jobs Jobs in the store, by kind and status.', '# TYPE sable_jobs gauge');
+    for (const j of now.jobs) lines.push(`sable_jobs{kind="${j.kind}",status="${j.status}"} ${j.count}`);
+    lines.push('# HELP sable_schedules Schedules, by whether they are enabled.', '# TYPE sable_schedules gauge');
+    lines.push(`sable_schedules{enabled="true"} ${now.schedules.enabled}`, `sable_schedules{enabled="false"} ${now.schedules.total - now.schedules.enabled}`);
+    lines.push('# HELP sable_schedule_runs_total Schedule firings; outcome="skipped_busy": the last run was still in flight.', '# TYPE sable_schedule_runs_total counter');
+    lines.push(`sable_schedule_runs_total{outcome="started"} ${now.schedules.fired}`, `sable_schedule_runs_total{outcome="skipped_busy"} ${now.schedules.skippedBusy}`);
+    lines.push('# HELP sable_ingest_stage_seconds_total Time spent in each ingestion stage.', '# TYPE sable_ingest_stage_seconds_total counter');
+    for (const [k, v] of this.stages) lines.push(`sable_ingest_stage_seconds_total{stage="${k}"} ${v.seconds}`);
+    lines.push('# HELP sable_ingest_stage_items_total Items through each ingestion stage (files fetched and parsed, chunks made, embedded and indexed).', '# TYPE sable_ingest_stage_items_total counter');
+    for (const [k, v] of this.stages) lines.push(`sable_ingest_stage_items_total{stage="${k}"} ${v.items}`);
     return lines.join('\n') + '\n';
   }
+}
+
+/** What /metrics reads from the stores at the time of the scrape. */
+export interface MetricsSnapshot {
+  vectors: [string, number][];
+  jobs: { kind: string; status: string; count: number }[];
+  schedules: { total: number; enabled: number; fired: number; skippedBusy: number };
 }
 
 function escape(s: string): string {

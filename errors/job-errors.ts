@@ -23,6 +23,14 @@ export const FILE_ERROR_TYPES = {
   upload_missing: 'no bytes were uploaded for the file, or they are no longer stored',
   size_mismatch: 'the uploaded bytes differ in size from what was declared',
   dataset_unavailable: "the job's dataset cannot be opened",
+  unsupported_type: 'the file is not a format the parsers read (PDF, DOCX, XLSX, HTML, Markdown, CSV, text, source code)',
+  encrypted: 'the file is password protected',
+  empty_document: 'the file holds no text',
+  file_too_large: "the file is over the source's size limit",
+  zip_bomb: 'the archive would expand far past any real document',
+  parse_failed: 'the parser failed on the file (or ran out of memory)',
+  timed_out: "the file's processing ran past its time bound",
+  source_unreachable: 'the source could not be read (its service failed or refused)',
 } as const satisfies Record<string, string>;
 
 export type FileErrorType = keyof typeof FILE_ERROR_TYPES | ErrorCode;

@@ -58,6 +58,21 @@ export class LmdbJobQueue implements JobQueue {
     return this.all().filter((j) => j.dataset_id === datasetId);
   }
 
+  async ofSource(sourceId: string): Promise<JobRecord[]> {
+    return this.all().filter((j) => j.source_id === sourceId);
+  }
+
+  async counts(): Promise<{ kind: JobKind; status: JobRecord['status']; count: number }[]> {
+    const by = new Map<string, { kind: JobKind; status: JobRecord['status']; count: number }>();
+    for (const { value } of this.jobs.getRange()) {
+      const j = withDefaults(value);
+      const key = `${j.kind}/${j.status}`;
+      const c = by.get(key) ?? by.set(key, { kind: j.kind, status: j.status, count: 0 }).get(key)!;
+      c.count++;
+    }
+    return [...by.values()];
+  }
+
   update(jobId: string, change: (j: JobRecord) => JobRecord): Promise<JobRecord> {
     return this.store.write(() => {
       const next = change(this.current(jobId));
@@ -166,7 +181,19 @@ export class LmdbJobQueue implements JobQueue {
 
 /** Records written before leases existed lack their fields. */
 function withDefaults(j: JobRecord): JobRecord {
-  return { ...j, queued_at: j.queued_at ?? (j.confirmed ? j.created_at : null), lease_owner: j.lease_owner ?? null, lease_expires_at: j.lease_expires_at ?? 0, attempts: j.attempts ?? 0 };
+  return {
+    ...j,
+    queued_at: j.queued_at ?? (j.confirmed ? j.created_at : null),
+    lease_owner: j.lease_owner ?? null,
+    lease_expires_at: j.lease_expires_at ?? 0,
+    attempts: j.attempts ?? 0,
+    source_id: j.source_id ?? null,
+    schedule_id: j.schedule_id ?? null,
+    discovered: j.discovered ?? j.kind === 'parquet',
+    full_listing: j.full_listing ?? false,
+    documents_deleted: j.documents_deleted ?? 0,
+    deletions_withheld: j.deletions_withheld ?? 0,
+  };
 }
 
 const HOST = hostname();

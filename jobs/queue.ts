@@ -31,6 +31,10 @@ export interface JobQueue {
   list(filter: { orgId: string; datasetId?: string }, limit: number, offset: number): Promise<JobPage>;
   /** Every job of a dataset (to delete its files with it). */
   ofDataset(datasetId: string): Promise<JobRecord[]>;
+  /** Every job of a source, newest first. */
+  ofSource(sourceId: string): Promise<JobRecord[]>;
+  /** How many jobs there are of each kind and status (for metrics). */
+  counts(): Promise<{ kind: JobKind; status: JobRecord['status']; count: number }[]>;
 
   /** Applies `change` to the stored job; resolves with the result. */
   update(jobId: string, change: (j: JobRecord) => JobRecord): Promise<JobRecord>;

@@ -11,7 +11,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const FILE_STATUSES = ['pending', 'processing', 'completed', 'failed', 'skipped'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
 /** What a job does: each kind has one handler (jobs/kinds/). */
-export const JOB_KINDS = ['parquet'] as const;
+export const JOB_KINDS = ['parquet', 'ingest'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export interface JobError {
@@ -26,6 +26,17 @@ export interface JobRecord {
   org_id: string;
   dataset_id: string;
   kind: JobKind;
+  /** The source an ingest job reads, and the schedule that started it. */
+  source_id: string | null;
+  schedule_id: string | null;
+  /** The job's files are known: given by uploads, or listed from the source (then a full
+   * listing, whose absent items are documents gone from the source). */
+  discovered: boolean;
+  full_listing: boolean;
+  /** Documents removed because their source no longer holds them, and those the deletion
+   * guard withheld. */
+  documents_deleted: number;
+  deletions_withheld: number;
   status: JobStatus;
   message: string;
   documents_processed: number;
@@ -59,8 +70,14 @@ export interface FileRecord {
   uuid: string;
   job_uuid: string;
   file_name: string;
-  /** The storage key of the bytes (not a path on the caller's machine). */
+  /** Where the file is in its source (a name, a path, a key); for Parquet loads, its storage key. */
   file_path: string;
+  /** Where its bytes are stored (uploads), when that is not file_path. */
+  storage_key?: string;
+  /** The item of the source it is (listing sources): its stable id, URL and change signal. */
+  item?: { id: string; url: string | null; version: string | null };
+  /** The catalog document it became. */
+  document_id?: string;
   file_size_bytes: number;
   content_type: string;
   status: FileStatus;
@@ -102,7 +119,7 @@ export function publicJob(j: JobRecord) {
     current_step: j.current_step,
     error_details: j.error_details,
     dataset_id: j.dataset_id,
-    source_id: null,
+    source_id: j.source_id,
     created_at: j.created_at,
     validate_only: j.validate_only,
     retry_of: j.retry_of,
@@ -132,8 +149,11 @@ export function publicFile(f: FileRecord) {
   };
 }
 
-/** The contract's statistics object, or null before any file reached an end state. */
-export function statisticsOf(files: FileRecord[]) {
+/**
+ * The contract's statistics object, or null before any file reached an end state; ingest jobs
+ * add the documents they removed from the dataset and those the deletion guard withheld.
+ */
+export function statisticsOf(job: JobRecord, files: FileRecord[]) {
   const ended = files.filter((f) => f.status === 'completed' || f.status === 'failed' || f.status === 'skipped');
   if (ended.length === 0) return null;
   const processed = files.filter((f) => f.status === 'completed');
@@ -158,16 +178,32 @@ export function statisticsOf(files: FileRecord[]) {
     total_processing_time_ms: Math.round(total),
     error_breakdown: errorBreakdown,
     file_type_breakdown: typeBreakdown,
+    ...(job.kind === 'ingest' ? { documents_deleted: job.documents_deleted, deletions_withheld: job.deletions_withheld } : {}),
   };
 }
 
-export function newJob(o: { kind: JobKind; orgId: string; datasetId: string; validateOnly: boolean; idempotencyKey: string | null; retryOf?: string }): JobRecord {
+export function newJob(o: {
+  kind: JobKind;
+  orgId: string;
+  datasetId: string;
+  validateOnly: boolean;
+  idempotencyKey: string | null;
+  retryOf?: string;
+  sourceId?: string;
+  scheduleId?: string;
+}): JobRecord {
   const now = new Date().toISOString();
   return {
     job_id: randomUUID(),
     org_id: o.orgId,
     dataset_id: o.datasetId,
     kind: o.kind,
+    source_id: o.sourceId ?? null,
+    schedule_id: o.scheduleId ?? null,
+    discovered: false,
+    full_listing: false,
+    documents_deleted: 0,
+    deletions_withheld: 0,
     status: 'pending',
     message: '',
     documents_processed: 0,
@@ -196,12 +232,13 @@ export function queued(j: JobRecord, filesConfirmed: number, message: string): J
   return { ...j, confirmed: true, files_confirmed: filesConfirmed, current_step: 'queued', message, queued_at: new Date().toISOString() };
 }
 
-export function newFile(o: { jobId: string; fileId: string; position: number; name: string; key: string; size: number; contentType: string }): FileRecord {
+export function newFile(o: { jobId: string; fileId: string; position: number; name: string; key: string; path?: string; size: number; contentType: string }): FileRecord {
   return {
     uuid: o.fileId,
     job_uuid: o.jobId,
     file_name: o.name,
-    file_path: o.key,
+    file_path: o.path ?? o.key,
+    ...(o.path !== undefined ? { storage_key: o.key } : {}),
     file_size_bytes: o.size,
     content_type: o.contentType,
     status: 'pending',

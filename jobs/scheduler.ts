@@ -58,12 +58,15 @@ export function nextRunAt(cron: string, timezone: string, after: Date = new Date
 export interface SchedulerOptions {
   /** How often due schedules are looked for. */
   tickMs?: number;
+  /** The clock (tests move it across a DST change). */
+  now?: () => Date;
 }
 
 export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private readonly tickMs: number;
+  private readonly now: () => Date;
 
   constructor(
     private readonly store: ScheduleStore,
@@ -72,6 +75,7 @@ export class Scheduler {
     opts: SchedulerOptions = {},
   ) {
     this.tickMs = opts.tickMs ?? 1000;
+    this.now = opts.now ?? (() => new Date());
   }
 
   start(): void {
@@ -81,7 +85,7 @@ export class Scheduler {
   }
 
   /** Fires every due schedule once; resolves when they have started. */
-  tick(now: Date = new Date()): Promise<void> {
+  tick(now: Date = this.now()): Promise<void> {
     this.ticking ??= this.fireDue(now).finally(() => (this.ticking = null));
     return this.ticking;
   }

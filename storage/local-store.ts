@@ -3,7 +3,7 @@
  * (`PUT /uploads/{token}`); bytes stream to a `.part` file renamed into place only when the
  * size matches, so a half upload never looks complete.
  */
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -58,6 +58,11 @@ export class LocalObjectStore implements ObjectStore {
 
   async stage(key: string): Promise<StagedFile> {
     return { path: this.pathOf(key), release: async () => {} };
+  }
+
+  async download(key: string): Promise<{ stream: Readable; size: number } | null> {
+    const size = await this.size(key);
+    return size === null ? null : { stream: createReadStream(this.pathOf(key)), size };
   }
 
   async remove(key: string): Promise<void> {

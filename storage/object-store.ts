@@ -46,6 +46,11 @@ export interface ObjectStore {
   size(key: string): Promise<number | null>;
   stage(key: string): Promise<StagedFile>;
   remove(key: string): Promise<void>;
+  /**
+   * How a caller gets an object's bytes back: a short-lived signed URL to redirect to (object
+   * storage), or the bytes streamed by the service (local store). Null when it is gone.
+   */
+  download(key: string, expiresSeconds: number): Promise<{ redirect: string } | { stream: Readable; size: number } | null>;
 }
 
 /** The limits of the contract for Parquet uploads. */

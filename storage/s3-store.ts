@@ -91,6 +91,13 @@ export class S3ObjectStore implements ObjectStore {
     return { path: file, release: () => rm(file, { force: true }) };
   }
 
+  async download(key: string, expiresSeconds: number): Promise<{ redirect: string } | null> {
+    if ((await this.size(key)) === null) return null;
+    return {
+      redirect: presign({ credentials: this.s3, method: 'GET', endpoint: this.s3.endpoint, path: this.path(key), headers: {}, expiresSeconds }),
+    };
+  }
+
   async remove(key: string): Promise<void> {
     const res = await this.send('DELETE', key);
     res.resume();

@@ -21,6 +21,8 @@ export interface DatasetServiceOptions {
 
 export class DatasetService {
   private readonly provisioning = new Map<string, Promise<Dataset>>();
+  /** What layers above keep per dataset (documents, schedules), removed with it. */
+  private readonly deleteHooks: ((datasetId: string) => Promise<void>)[] = [];
 
   constructor(
     private readonly store: ControlStore,
@@ -137,6 +139,12 @@ export class DatasetService {
       this.store.datasets.remove(r.id);
       for (const key of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'] })) this.store.externalIds.remove(key);
     });
+    for (const hook of this.deleteHooks) await hook(r.id);
+  }
+
+  /** Runs `hook` after each dataset is deleted. */
+  onDelete(hook: (datasetId: string) => Promise<void>): void {
+    this.deleteHooks.push(hook);
   }
 
   /** Applies `change` to the stored record (bumping updated_at) and returns the new record. */

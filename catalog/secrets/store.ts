@@ -3,18 +3,22 @@
  * The org id and secret_ref are the additional authenticated data, so a record copied to another
  * org or ref does not decrypt. Plaintext leaves this file only through reveal().
  */
-import { badRequest } from '../../errors/codes.js';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
+import { badRequest } from '../../errors/codes.js';
 import type { ControlStore } from '../store.js';
 
-interface SecretRecord {
+/** An encrypted value: AES-256-GCM under the master key, the org and a context as AAD. */
+export interface Sealed {
   v: 1;
   /** Which master key sealed it, so a wrong key is told apart from a tampered record. */
   key_id: string;
   iv: string;
   tag: string;
   ciphertext: string;
+}
+
+interface SecretRecord extends Sealed {
   created_at: string;
   updated_at: string;
 }
@@ -60,11 +64,7 @@ export class SecretStore {
   async put(orgId: string, ref: string, value: string): Promise<{ created: boolean; record: SecretView }> {
     checkSecretRef(ref);
     checkValue(value);
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.masterKey, iv);
-    cipher.setAAD(aad(orgId, ref));
-    const ciphertext = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
-    const sealed = { v: 1 as const, key_id: this.keyId, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ciphertext: ciphertext.toString('base64') };
+    const sealed = this.seal(orgId, ref, value);
     return this.store.write(() => {
       const now = new Date().toISOString();
       const existing = this.db.get([orgId, ref]);
@@ -72,6 +72,36 @@ export class SecretStore {
       this.db.put([orgId, ref], record);
       return { created: existing === undefined, record: view(ref, record) };
     });
+  }
+
+  /**
+   * Encrypts a value for an organization under a name (`context`): what secret-bearing records
+   * elsewhere (source configs) keep instead of the plaintext. Only `open` with the same org and
+   * context reads it back.
+   */
+  seal(orgId: string, context: string, value: string): Sealed {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.masterKey, iv);
+    cipher.setAAD(aad(orgId, context));
+    const ciphertext = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+    return { v: 1, key_id: this.keyId, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ciphertext: ciphertext.toString('base64') };
+  }
+
+  /** The plaintext of a sealed value; throws SecretDecryptError when the key, org or context differ. */
+  open(orgId: string, context: string, sealed: Sealed): string {
+    if (sealed.key_id !== this.keyId) {
+      throw new SecretDecryptError(
+        `secret '${context}' was encrypted under a different master key (check SABLE_MASTER_KEY or master.key in the data directory)`,
+      );
+    }
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.masterKey, Buffer.from(sealed.iv, 'base64'));
+      decipher.setAAD(aad(orgId, context));
+      decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(sealed.ciphertext, 'base64')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SecretDecryptError(`secret '${context}' does not decrypt: the stored record was altered or belongs to another organization or ref`);
+    }
   }
 
   list(orgId: string): SecretView[] {
@@ -94,20 +124,7 @@ export class SecretStore {
   /** The plaintext, for providers calling out server-side; never for an API response. */
   reveal(orgId: string, ref: string): string | undefined {
     const r = this.db.get([orgId, ref]);
-    if (!r) return undefined;
-    if (r.key_id !== this.keyId) {
-      throw new SecretDecryptError(
-        `secret '${ref}' was encrypted under a different master key (check SABLE_MASTER_KEY or master.key in the data directory)`,
-      );
-    }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.masterKey, Buffer.from(r.iv, 'base64'));
-      decipher.setAAD(aad(orgId, ref));
-      decipher.setAuthTag(Buffer.from(r.tag, 'base64'));
-      return Buffer.concat([decipher.update(Buffer.from(r.ciphertext, 'base64')), decipher.final()]).toString('utf8');
-    } catch {
-      throw new SecretDecryptError(`secret '${ref}' does not decrypt: the stored record was altered or belongs to another organization or ref`);
-    }
+    return r === undefined ? undefined : this.open(orgId, ref, r);
   }
 }
 

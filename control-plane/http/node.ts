@@ -1,6 +1,7 @@
 /** The node:http adapter: the fallback where the uWebSockets.js binary does not load. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { tooLarge, type Handler, type HttpServer, type Response, type ServerOptions } from './types.js';
 
 export function createNodeServer(handler: Handler, opts: ServerOptions): HttpServer {
@@ -9,6 +10,12 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
     const send = (out: Response) => {
       if (res.headersSent || res.destroyed) return;
       res.writeHead(out.status, out.headers);
+      if (out.body instanceof Readable) {
+        out.body.pipe(res);
+        res.once('close', () => (out.body as Readable).destroy());
+        out.body.once('error', () => res.destroy());
+        return;
+      }
       res.end(out.status === 204 ? undefined : out.body);
     };
     const url = new URL(req.url ?? '/', 'http://localhost');

@@ -7,7 +7,7 @@ import { badRequest, SableError } from '../../errors/codes.js';
 import { decodeMsgpack, encodeMsgpack, MSGPACK } from './msgpack.js';
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
-import { compileBody, type BodyCheck } from './validation.js';
+import { compileBody, type BodyCheck } from '../../catalog/validation.js';
 
 export type Auth = 'none' | 'key' | 'admin';
 

@@ -17,7 +17,8 @@ export interface Request {
 export interface Response {
   status: number;
   headers?: Record<string, string>;
-  body?: Buffer | string;
+  /** A Readable is sent as it comes (chunked), with backpressure; it is destroyed if the client goes. */
+  body?: Buffer | string | Readable;
 }
 
 export type Handler = (req: Request) => Promise<Response>;

@@ -29,6 +29,7 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
     res.onAborted(() => {
       state.aborted = true;
       state.stream?.destroy(new Error('the client went away during the upload'));
+      state.answer?.destroy();
     });
     const headers: Record<string, string> = {};
     req.forEach((k, v) => {
@@ -94,6 +95,8 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
 interface State {
   aborted: boolean;
   done?: boolean;
+  /** A streamed answer being sent. */
+  answer?: Readable;
   /** The body stream of a streamed route, until it ends. */
   stream?: Readable;
 }
@@ -148,6 +151,7 @@ function respond(res: UwsResponse, state: State, out: Response, closeAfter: bool
     state.stream.destroy();
     state.stream = undefined;
   }
+  if (out.body instanceof Readable) return respondStream(res, state, out, out.body);
   const body = out.body === undefined ? Buffer.alloc(0) : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
   const ab = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   res.cork(() => {
@@ -168,3 +172,32 @@ function respond(res: UwsResponse, state: State, out: Response, closeAfter: bool
     });
   });
 }
+
+/** A streamed answer: chunks are written as they come; a full socket pauses the stream. */
+function respondStream(res: UwsResponse, state: State, out: Response, body: Readable): void {
+  state.answer = body;
+  res.cork(() => {
+    res.writeStatus(`${out.status} ${STATUS_TEXT[out.status] ?? ''}`);
+    for (const [k, v] of Object.entries(out.headers ?? {})) res.writeHeader(k, v);
+  });
+  body.on('data', (chunk: Buffer | string) => {
+    if (state.aborted) return;
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let ok = true;
+    res.cork(() => (ok = res.write(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)));
+    if (!ok) {
+      body.pause();
+      res.onWritable(() => {
+        body.resume();
+        return true;
+      });
+    }
+  });
+  body.on('end', () => {
+    if (!state.aborted) res.cork(() => res.end());
+  });
+  body.on('error', () => {
+    if (!state.aborted) res.close();
+  });
+}
+

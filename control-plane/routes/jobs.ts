@@ -4,11 +4,13 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { FILE_STATUSES, publicFile, publicJob, statisticsOf, type FileStatus, type JobRecord } from '../../jobs/records.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import { pageOf } from '../http/paging.js';
-import type { Route } from '../http/router.js';
+import type { IngestJobs } from '../../ingest/jobs.js';
+import * as I from '../../ingest/requests.js';
+import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import * as S from '../schemas/uploads.js';
 
-export function jobRoutes(jobs: JobQueue, runner: JobRunner): Route[] {
+export function jobRoutes(jobs: JobQueue, runner: JobRunner, ingest: IngestJobs): Route[] {
   const owned = async (orgId: string, id: string): Promise<JobRecord> => {
     const j = await jobs.get(id);
     if (!j || j.org_id !== orgId) throw new SableError('job_not_found', `job ${id} was not found`);
@@ -25,6 +27,14 @@ export function jobRoutes(jobs: JobQueue, runner: JobRunner): Route[] {
         return json(200, { jobs: page.jobs.map(publicJob), total: page.total, limit, offset });
       },
     },
+    route({
+      method: 'POST', path: '/ingestion/jobs', auth: 'key', summary: 'Ingest a source into a dataset', body: I.JobCreate, responses: { 201: S.Job },
+      description:
+        'Answers 201 with the queued job. The job lists the source anew (a file_upload source: the latest upload of each ' +
+        'file name) and ingests every item; with sync_mode incremental, unchanged documents are skipped and documents the ' +
+        'source no longer holds are removed (withheld when more than 10 and over 20% of the source\'s would go).',
+      handler: async ({ caller, body }) => json(201, publicJob(await ingest.start(caller.orgId, body.source_id, body.dataset_id))),
+    }),
     { method: 'GET', path: '/ingestion/jobs/:jobId', auth: 'key', summary: 'Get a job', responses: { 200: S.Job }, handler: getJob },
     { method: 'GET', path: '/v1/jobs/:jobId', auth: 'key', summary: 'Get a job (the status_url of a bulk upload)', responses: { 200: S.Job }, handler: getJob },
     {
@@ -46,7 +56,10 @@ export function jobRoutes(jobs: JobQueue, runner: JobRunner): Route[] {
     {
       method: 'GET', path: '/ingestion/jobs/:jobId/statistics', auth: 'key', summary: "A job's statistics (null until a file has finished)",
       responses: { 200: S.JobStatistics },
-      handler: async ({ caller, params }) => json(200, statisticsOf(await jobs.files((await owned(caller.orgId, params.jobId)).job_id))),
+      handler: async ({ caller, params }) => {
+        const job = await owned(caller.orgId, params.jobId);
+        return json(200, statisticsOf(job, await jobs.files(job.job_id)));
+      },
     },
     {
       method: 'POST', path: '/ingestion/jobs/:jobId/retry', auth: 'key', summary: 'Rerun a failed or cancelled job in full', responses: { 200: S.Job },

@@ -2,10 +2,21 @@
 import type { Engine } from '../../engine/index.js';
 import type { Route, Router } from '../http/router.js';
 import { json } from '../http/types.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics, MetricsSnapshot } from '../metrics.js';
 import { openApiDocument } from '../schemas/openapi.js';
 
-export function opsRoutes(router: Router, engine: Engine, metrics: Metrics, adapter: () => string): Route[] {
+export interface OpsDeps {
+  router: Router;
+  engine: Engine;
+  metrics: Metrics;
+  /** What /metrics reads from the stores at each scrape. */
+  snapshot: () => Promise<MetricsSnapshot>;
+  adapter: () => string;
+  /** Components of the OpenAPI document beyond the routes' own schemas. */
+  schemas: Record<string, unknown>;
+}
+
+export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas }: OpsDeps): Route[] {
   return [
     {
       method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
@@ -16,12 +27,12 @@ export function opsRoutes(router: Router, engine: Engine, metrics: Metrics, adap
       handler: async () => ({
         status: 200,
         headers: { 'content-type': 'text/plain; version=0.0.4' },
-        body: metrics.render(engine.listDatasets().map((d) => [d.name, d.stats().vector_count])),
+        body: metrics.render(await snapshot()),
       }),
     },
     {
       method: 'GET', path: '/openapi.json', auth: 'none', summary: 'This API as an OpenAPI 3.1 document',
-      handler: async () => json(200, openApiDocument(router.all())),
+      handler: async () => json(200, openApiDocument(router.all(), schemas)),
     },
   ];
 }

@@ -8,9 +8,10 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { failedFile, newFile, newJob, queued, type FileRecord } from '../../jobs/records.js';
+import { newFile, newJob, queued, type FileRecord } from '../../jobs/records.js';
 import type { JobRunner } from '../../jobs/runner.js';
-import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../../storage/object-store.js';
+import type { UploadJobs } from '../../jobs/uploads.js';
+import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, SizeMismatch, type ObjectStore } from '../../storage/object-store.js';
 import type { UploadSigner } from '../../storage/signer.js';
 import { route, type Route } from '../http/router.js';
 import { json, type Request } from '../http/types.js';
@@ -19,6 +20,7 @@ import * as S from '../schemas/uploads.js';
 export interface UploadDeps {
   datasets: DatasetService;
   jobs: JobQueue;
+  uploads: UploadJobs;
   runner: JobRunner;
   objects: ObjectStore;
   /** Present when the local store signs its own URLs (no object storage configured). */
@@ -33,20 +35,6 @@ export function mediaType(header: string | undefined): string {
 }
 
 export function uploadRoutes(d: UploadDeps): Route[] {
-  const storageKey = (datasetId: string, jobId: string, fileId: string) => `${datasetId}/${jobId}/${fileId}`;
-
-  const uploadsOf = async (req: Request, jobId: string) => {
-    const expiresAt = Math.floor(Date.now() / 1000) + UPLOAD_URL_SECONDS;
-    return (await d.jobs.files(jobId)).map((f) => ({
-      file_id: f.uuid,
-      upload_url: d.objects.presignPut(
-        { key: f.file_path, contentType: f.content_type, sizeBytes: f.file_size_bytes, jobId, fileId: f.uuid, expiresAt },
-        d.uploadBase(req),
-      ),
-      expires_in: UPLOAD_URL_SECONDS,
-    }));
-  };
-
   const routes: Route[] = [
     route({
       method: 'POST', path: '/datasets/:datasetId/upload/init', auth: 'key', summary: 'Start a Parquet upload: one presigned URL per file',
@@ -61,19 +49,8 @@ export function uploadRoutes(d: UploadDeps): Route[] {
       handler: async ({ req, caller, params, body: b }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
         const idempotency = b.idempotency_key ? { orgId: caller.orgId, datasetId: r.id, key: b.idempotency_key } : undefined;
-        if (idempotency) {
-          const existing = await d.jobs.byIdempotencyKey(idempotency);
-          if (existing && (await d.jobs.get(existing))) return json(200, { job_id: existing, uploads: await uploadsOf(req, existing) });
-        }
         const job = newJob({ kind: 'parquet', orgId: caller.orgId, datasetId: r.id, validateOnly: b.validate_only ?? false, idempotencyKey: b.idempotency_key ?? null });
-        job.current_step = 'awaiting upload';
-        job.message = `waiting for ${b.files.length} file(s) and upload/complete`;
-        const files = b.files.map((f, position) => {
-          const id = randomUUID();
-          return newFile({ jobId: job.job_id, fileId: id, position, name: f.name, key: storageKey(r.id, job.job_id, id), size: f.size_bytes, contentType: f.content_type });
-        });
-        await d.jobs.create(job, files, idempotency);
-        return json(200, { job_id: job.job_id, uploads: await uploadsOf(req, job.job_id) });
+        return json(200, await d.uploads.init(job, b.files, { prefix: r.id, uploadBase: d.uploadBase(req), idempotency }));
       },
     }),
     route({
@@ -85,32 +62,8 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         'again answers the same count. Poll the job at /v1/jobs/{job_id}.',
       handler: async ({ caller, params, body: b }) => {
         const r = d.datasets.get(caller.orgId, params.datasetId);
-        const job = await d.jobs.get(b.job_id);
-        if (!job || job.org_id !== caller.orgId || job.dataset_id !== r.id) throw new SableError('job_not_found', `job ${b.job_id} was not found for dataset ${r.id}`);
-        const files = await d.jobs.files(job.job_id);
-        if (job.confirmed) return json(200, { confirmed: job.files_confirmed ?? 0 });
-        const byId = new Map(files.map((f) => [f.uuid, f]));
-        const unknown = b.file_ids.filter((id) => !byId.has(id));
-        if (unknown.length > 0) throw badRequest(`file_ids not in job ${job.job_id}: ${unknown.slice(0, 5).join(', ')}`);
-        const listed = new Set(b.file_ids);
-        let confirmed = 0;
-        const now = new Date().toISOString();
-        for (const [i, f] of files.entries()) {
-          if (!listed.has(f.uuid)) {
-            Object.assign(f, { status: 'skipped', status_reason: 'not listed in upload/complete', completed_at: now });
-            continue;
-          }
-          const size = await d.objects.size(f.file_path);
-          if (size === null) {
-            files[i] = failedFile(f, 'upload_missing', 'no bytes were uploaded for this file');
-          } else if (size !== f.file_size_bytes) {
-            files[i] = failedFile(f, 'size_mismatch', `${size} bytes were uploaded; ${f.file_size_bytes} were declared`);
-          } else {
-            f.uploaded_at ??= now;
-            confirmed++;
-          }
-        }
-        await d.jobs.put(queued(job, confirmed, `${confirmed} file(s) confirmed`), files);
+        const job = await d.uploads.owned(b.job_id, caller.orgId, (j) => j.dataset_id === r.id && j.kind === 'parquet', `dataset ${r.id}`);
+        const confirmed = await d.uploads.complete(job, b.file_ids);
         d.runner.wake();
         return json(200, { confirmed });
       },
@@ -129,7 +82,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
           throw new SableError('unsupported_media_type', 'send multipart/form-data with the files in fields named `files`');
         }
         const job = newJob({ kind: 'parquet', orgId: caller.orgId, datasetId: r.id, validateOnly: false, idempotencyKey: null });
-        const files = await receiveMultipart(req, (fileId) => storageKey(r.id, job.job_id, fileId), job.job_id, d.objects, (v) => (job.validate_only = v));
+        const files = await receiveMultipart(req, (fileId) => `${r.id}/${job.job_id}/${fileId}`, job.job_id, d.objects, (v) => (job.validate_only = v));
         if (files.length === 0) throw badRequest('no file parts named `files` were sent');
         await d.jobs.create(queued(job, files.length, `${files.length} file(s) received`), files);
         d.runner.wake();

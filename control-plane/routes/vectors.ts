@@ -1,6 +1,5 @@
 /** Vector routes: insert (upsert), delete, payload, search (by vector or by text) and embed. */
 import type { DatasetService } from '../../catalog/datasets/service.js';
-import { SableError } from '../../errors/codes.js';
 import type { Embedder } from '../../retrieval/embeddings/embedder.js';
 import * as R from '../../retrieval/requests.js';
 import type { SearchService } from '../../retrieval/search.js';
@@ -85,16 +84,5 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
         return json(200, { embeddings: vectors.map((v) => Array.from(v)), provider: target.provider, model: target.model, dim: r.dim });
       },
     }),
-    ...notYet('GET', '/datasets/:datasetId/documents', 'the document catalog comes with ingestion, which is not built yet'),
-    ...notYet('GET', '/datasets/:datasetId/documents/:documentId/download', 'the document catalog comes with ingestion, which is not built yet'),
   ];
-}
-
-function notYet(method: string, path: string, message: string): Route[] {
-  return [{
-    method, path, auth: 'key', summary: `${message} (501)`,
-    handler: async () => {
-      throw new SableError('not_implemented', message);
-    },
-  }];
 }

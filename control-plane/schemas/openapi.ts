@@ -3,7 +3,8 @@ import type { Route } from '../http/router.js';
 import { errorTable } from '../http/status.js';
 import { ErrorBody } from './common.js';
 
-export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
+/** `schemas` joins the components (schemas that bodies check in a second step, like source configs). */
+export function openApiDocument(routes: readonly Route[], schemas: Record<string, unknown> = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -36,13 +37,13 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       title: 'Sable',
       version: '0.1.0',
       description:
-        'Datasets, vectors and search, bulk loads and jobs. Canonical paths are unprefixed; /v1/datasets... routes too. ' +
+        'Datasets, vectors and search, bulk loads, ingestion (sources, jobs, schedules, documents). Canonical paths are unprefixed; /v1/datasets... routes too. ' +
         'Errors are {error, message} (plus the fields a code names); codes and statuses: ' +
         errorTable().map((e) => `${e.code} ${e.status} (${e.meaning})`).join('; ') + '.',
     },
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-      schemas: { Error: ErrorBody },
+      schemas: { Error: ErrorBody, ...schemas },
     },
     security: [{ apiKey: [] }],
     paths,

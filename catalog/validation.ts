@@ -1,31 +1,40 @@
 /**
- * Request bodies checked against their schemas (ajv, compiled once per route), with messages a
- * caller can act on: the field's path and what it must be, read from the schema itself
- * ("rerank.top_n must be an integer from 1 to 10000", "rerank must be a boolean or an object").
+ * Values checked against their schemas (ajv, compiled once), with messages a caller can act on:
+ * the field's path and what it must be, read from the schema itself ("rerank.top_n must be an
+ * integer from 1 to 10000", "rerank must be a boolean or an object"). Request bodies (the HTTP
+ * router) and source configs (defaults filled in) are checked this way.
  */
 import { Ajv, type ErrorObject } from 'ajv';
 
-const ajv = new Ajv({ allErrors: false, strict: false, verbose: true });
+const FORMATS = {
+  uri: /^[a-z][a-z0-9+.-]*:\/\/\S+$/i,
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  'date-time': /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/,
+};
+const ajv = new Ajv({ allErrors: false, strict: false, verbose: true, formats: FORMATS });
+const withDefaults = new Ajv({ allErrors: false, strict: false, verbose: true, formats: FORMATS, useDefaults: true });
 
-/** A compiled check: the first problem of a body as a message, or null when it is valid. */
+/** A compiled check: the first problem of a value as a message, or null when it is valid. */
 export type BodyCheck = (body: unknown) => string | null;
 
-export function compileBody(schema: object): BodyCheck {
-  const validate = ajv.compile(schema);
-  return (body) => (validate(body) ? null : describe(validate.errors ?? []));
+/** `fillDefaults`: missing fields with a default in the schema are set on the value checked. */
+export function compileBody(schema: object, opts: { fillDefaults?: boolean; root?: string } = {}): BodyCheck {
+  const validate = (opts.fillDefaults ? withDefaults : ajv).compile(schema);
+  return (body) => (validate(body) ? null : describe(validate.errors ?? [], opts.root ?? 'body'));
 }
 
 type Schema = Record<string, unknown>;
 
 /** The most specific error (the deepest path), described from the schema that refused it. */
-function describe(errors: ErrorObject[]): string {
+function describe(errors: ErrorObject[], root: string): string {
   if (errors.length === 0) return 'body is invalid';
   const depth = (e: ErrorObject) => (e.instancePath === '' ? 0 : e.instancePath.split('/').length);
   const deepest = Math.max(...errors.map(depth));
   const candidates = errors.filter((e) => depth(e) === deepest);
   // Among errors at one path, a union's own error says more than one branch's.
   const e = candidates.find((x) => x.keyword === 'anyOf' || x.keyword === 'oneOf') ?? candidates[0];
-  const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'body';
+  const path = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : '';
+  const where = root === 'body' ? path || 'body' : path ? `${root}.${path}` : root;
   if (e.keyword === 'required') return `${where === 'body' ? '' : `${where}.`}${(e.params as { missingProperty: string }).missingProperty} is required`;
   if (e.keyword === 'additionalProperties') return `${where} has an unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
   return `${where} ${mustBe(e)}`;
@@ -44,6 +53,9 @@ function mustBe(e: ErrorObject): string {
       return `must be ${kindOf(schema)}`;
     case 'enum':
       return `must be one of ${(schema.enum as unknown[]).map(String).join(', ')}`;
+    case 'format':
+    case 'pattern':
+      return schema.format === 'uri' || /https\?/.test(String(schema.pattern ?? '')) ? 'must be an http(s) URL' : `must match ${String(schema.format ?? schema.pattern)}`;
     case 'anyOf':
     case 'oneOf': {
       const branches = (schema[e.keyword] as Schema[]).filter((b) => b.type !== undefined || b.enum !== undefined);

@@ -1,0 +1,56 @@
+/**
+ * What a connector is: the one piece that knows a kind of source. It lists the source's items
+ * (a stable id, where it is, its type and size, and the source's own change signal) and fetches
+ * an item's bytes into a local file; it validates a config by contacting the source. Parsing,
+ * chunking, embedding, jobs, incremental sync and the deletion guard are the pipeline's, the same
+ * for every connector.
+ */
+import type { StagedFile } from '../../storage/object-store.js';
+import type { SourceType } from '../sources/types.js';
+
+export interface SourceItem {
+  /** Stable within the source: the same original keeps its id from run to run. */
+  id: string;
+  name: string;
+  path: string;
+  url: string | null;
+  contentType: string;
+  size: number | null;
+  /** The source's change signal (ETag, md5, modified time, blob SHA, version); null: hash the bytes. */
+  version: string | null;
+}
+
+export interface ConnectorContext {
+  orgId: string;
+  sourceId: string;
+  /** The source's config, secrets in the clear (server side only). */
+  config: Record<string, unknown>;
+  /** State kept between runs of a schedule (a cursor, a last sync time); the connector may change it. */
+  state: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** The parts of a job file a connector fetches by. */
+export interface ItemRef {
+  file_name: string;
+  file_path: string;
+  content_type: string;
+  storage_key?: string;
+  item?: { id: string; url: string | null; version: string | null };
+}
+
+export interface Validation {
+  samples: { title: string; url: string | null }[];
+  warnings: string[];
+}
+
+export interface Connector {
+  readonly type: SourceType;
+  list(ctx: ConnectorContext): AsyncIterable<SourceItem>;
+  fetch(ctx: ConnectorContext, item: ItemRef): Promise<StagedFile>;
+  validate(ctx: ConnectorContext): Promise<Validation>;
+  /** Whether originals stay where the service can serve them again (downloads). */
+  readonly retainsOriginals: boolean;
+  /** The largest item the source's config allows, bytes. */
+  maxBytes(config: Record<string, unknown>): number;
+}
