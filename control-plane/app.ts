@@ -90,7 +90,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
   const uploads = new UploadJobs(jobs, objects);
-  const connectors = new Map<string, Connector>([['file_upload', new FileUploadConnector(jobs, objects)]]);
+  const connectors = new Map<string, Connector>([['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)]]);
   const sourceStore = new SourceStore(store, secrets);
   const scheduleStore = new ScheduleRecords(store);
   const documentStore = new DocumentStore(store);

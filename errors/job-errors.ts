@@ -21,6 +21,7 @@ export const FILE_ERROR_TYPES = {
   duplicate_id: "an id appears twice in the job's files",
   metadata_column_type: 'a metadata column is not scalar',
   upload_missing: 'no bytes were uploaded for the file, or they are no longer stored',
+  upload_expired: 'the upload was never completed (upload/complete) before its URLs expired',
   size_mismatch: 'the uploaded bytes differ in size from what was declared',
   dataset_unavailable: "the job's dataset cannot be opened",
   unsupported_type: 'the file is not a format the parsers read (PDF, DOCX, XLSX, HTML, Markdown, CSV, text, source code)',

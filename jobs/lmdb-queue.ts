@@ -62,6 +62,10 @@ export class LmdbJobQueue implements JobQueue {
     return this.all().filter((j) => j.source_id === sourceId);
   }
 
+  async unconfirmed(before: string): Promise<JobRecord[]> {
+    return this.all().filter((j) => j.status === 'pending' && j.queued_at === null && j.created_at < before);
+  }
+
   async counts(): Promise<{ kind: JobKind; status: JobRecord['status']; count: number }[]> {
     const by = new Map<string, { kind: JobKind; status: JobRecord['status']; count: number }>();
     for (const { value } of this.jobs.getRange()) {

@@ -8,7 +8,8 @@
 import { SableError } from '../errors/codes.js';
 import type { JobErrorType } from '../errors/job-errors.js';
 import type { JobQueue } from './queue.js';
-import { newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
+import { UPLOAD_URL_SECONDS } from '../storage/object-store.js';
+import { failedFile, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
 
 export interface JobContext {
   /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
@@ -45,7 +46,14 @@ export interface RunnerOptions {
   maxAttempts?: number;
   /** Jobs run at once. */
   concurrency?: number;
+  /** How long a job waits for its upload to be completed before it ends failed `upload_expired`. */
+  uploadWindowMs?: number;
 }
+
+/** The upload URLs' life, and some slack for a PUT that started just before they expired. */
+const UPLOAD_WINDOW_MS = (UPLOAD_URL_SECONDS + 15 * 60) * 1000;
+/** How often abandoned uploads are looked for. */
+const SWEEP_MS = 60_000;
 
 export class JobRunner {
   private readonly handlers = new Map<JobKind, JobHandler>();
@@ -54,6 +62,8 @@ export class JobRunner {
   private readonly pollMs: number;
   private readonly maxAttempts: number;
   private readonly concurrency: number;
+  private readonly uploadWindowMs: number;
+  private lastSweep = 0;
   private loops: Promise<void>[] = [];
   private stopping = false;
   private readonly stop = new AbortController();
@@ -70,6 +80,7 @@ export class JobRunner {
     this.pollMs = opts.pollMs ?? 1000;
     this.maxAttempts = opts.maxAttempts ?? 10;
     this.concurrency = opts.concurrency ?? 1;
+    this.uploadWindowMs = opts.uploadWindowMs ?? UPLOAD_WINDOW_MS;
   }
 
   /** Starts taking jobs: first those a stopped or dead runner left running, in queue order. */
@@ -123,7 +134,25 @@ export class JobRunner {
         console.error('sable: the job queue could not be read:', e);
       }
       if (job) await this.runOne(job);
-      else await this.idle();
+      else {
+        await this.expireUploads().catch((e) => console.error('sable: abandoned uploads could not be expired:', e));
+        await this.idle();
+      }
+    }
+  }
+
+  /** A job whose upload was never completed ends failed once its URLs are long expired. */
+  private async expireUploads(): Promise<void> {
+    if (Date.now() - this.lastSweep < Math.min(SWEEP_MS, this.uploadWindowMs)) return;
+    this.lastSweep = Date.now();
+    const before = new Date(Date.now() - this.uploadWindowMs).toISOString();
+    for (const job of await this.queue.unconfirmed(before)) {
+      const message = `the upload was not completed within ${Math.round(this.uploadWindowMs / 60_000)} minutes (its URLs expired); start a new one`;
+      const files = (await this.queue.files(job.job_id)).filter((f) => f.status === 'pending');
+      await this.queue.put(
+        finish(job, 'failed', { type: 'upload_expired', message }),
+        files.map((f) => failedFile(f, f.uploaded_at ? 'upload_expired' : 'upload_missing', f.uploaded_at ? message : 'no bytes were uploaded before the URLs expired')),
+      );
     }
   }
 

@@ -8,9 +8,6 @@ import type { JobQueue } from '../../jobs/queue.js';
 import type { ObjectStore, StagedFile } from '../../storage/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 
-/** Files past this size are not parsed (the upload itself may be larger). */
-const MAX_DOCUMENT_BYTES = 100 * 1024 * 1024;
-
 export class FileUploadConnector implements Connector {
   readonly type = 'file_upload' as const;
   readonly retainsOriginals = true;
@@ -18,6 +15,8 @@ export class FileUploadConnector implements Connector {
   constructor(
     private readonly jobs: JobQueue,
     private readonly objects: ObjectStore,
+    /** Files past this size are not parsed (the upload itself may be larger). */
+    private readonly maxFileBytes: number,
   ) {}
 
   async *list(ctx: ConnectorContext): AsyncIterable<SourceItem> {
@@ -47,6 +46,6 @@ export class FileUploadConnector implements Connector {
   }
 
   maxBytes(): number {
-    return MAX_DOCUMENT_BYTES;
+    return this.maxFileBytes;
   }
 }

@@ -202,6 +202,7 @@ export class IngestJobHandler implements JobHandler {
     const stopped = () => run.ctx.stopping() || bound.aborted;
     let staged: StagedFile | undefined;
     let doc: DocumentRecord | undefined;
+    const progress = { indexed: 0 };
     const existing = this.d.documents.byItem(record.id, source.id, itemId);
     try {
       const maxBytes = connector.maxBytes(run.cctx.config);
@@ -232,7 +233,7 @@ export class IngestJobHandler implements JobHandler {
       this.d.observe?.('parse', parsed.parseMs, 1);
       this.d.observe?.('chunk', parsed.chunkMs, parsed.chunks.length);
 
-      const tokens = await this.embedAndIndex(run, doc, parsed.chunks, stopped);
+      const tokens = await this.embedAndIndex(run, doc, parsed.chunks, stopped, progress);
       if (existing && existing.chunk_count > parsed.chunks.length) {
         const stale = Array.from({ length: existing.chunk_count - parsed.chunks.length }, (_, i) => chunkId(doc!.id, parsed.chunks.length + i));
         await this.d.writes.delete(record, { ids: stale });
@@ -279,7 +280,12 @@ export class IngestJobHandler implements JobHandler {
             ? new FileError(e.code, e.message)
             : new FileError('internal', (e as Error)?.message ?? String(e));
       if (!(e instanceof FileError) && !(e instanceof SableError) && !(e instanceof Interrupted)) console.error(`sable: job ${job.job_id} file ${file.file_name}:`, e);
-      if (doc) await this.d.documents.put({ ...doc, status: 'failed', error_type: err.type, error_message: err.message });
+      if (doc) {
+        // A failed document is not searchable: neither its old chunks nor the part of the new ones already indexed.
+        const indexed = Math.max(existing?.chunk_count ?? 0, progress.indexed);
+        if (indexed > 0) await this.d.writes.delete(record, { ids: Array.from({ length: indexed }, (_, i) => chunkId(doc!.id, i)) }).catch(() => undefined);
+        await this.d.documents.put({ ...doc, status: 'failed', chunk_count: 0, error_type: err.type, error_message: err.message });
+      }
       await q.updateFile(job.job_id, file.uuid, (f) => ({ ...failedFile(f, err.type, err.message), processing_duration_ms: Date.now() - fileT0, ...(doc ? { document_id: doc.id } : {}) }));
     } finally {
       await staged?.release();
@@ -287,7 +293,7 @@ export class IngestJobHandler implements JobHandler {
   }
 
   /** Embeds the chunks in batches and upserts one vector per chunk; returns their tokens. */
-  private async embedAndIndex(run: Run, doc: DocumentRecord, chunks: Chunk[], stopped: () => boolean): Promise<number> {
+  private async embedAndIndex(run: Run, doc: DocumentRecord, chunks: Chunk[], stopped: () => boolean, progress: { indexed: number }): Promise<number> {
     const { record, job } = run;
     let tokens = 0;
     for (let at = 0; at < chunks.length; at += this.opts.batchChunks) {
@@ -301,6 +307,7 @@ export class IngestJobHandler implements JobHandler {
         vectors: batch.map((c, i) => ({ id: chunkId(doc.id, c.index), values: vectors[i], metadata: chunkMetadata(doc, c) })),
       });
       this.d.observe?.('index', Date.now() - t, batch.length);
+      progress.indexed = at + batch.length;
       tokens += batch.reduce((s, c) => s + c.tokens, 0);
     }
     return tokens;
