@@ -37,7 +37,7 @@ export class ControlStore {
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
-    this.root = open({ path: join(dataDir, 'control.mdb'), maxDbs: 16, compression: false });
+    this.root = open({ path: join(dataDir, 'control.mdb'), maxDbs: 64, compression: false });
     this.orgs = this.root.openDB({ name: 'orgs' });
     this.keys = this.root.openDB({ name: 'keys' });
     this.datasets = this.root.openDB({ name: 'datasets' });

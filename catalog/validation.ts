@@ -58,7 +58,11 @@ function mustBe(e: ErrorObject): string {
       return schema.format === 'uri' || /https\?/.test(String(schema.pattern ?? '')) ? 'must be an http(s) URL' : `must match ${String(schema.format ?? schema.pattern)}`;
     case 'anyOf':
     case 'oneOf': {
-      const branches = (schema[e.keyword] as Schema[]).filter((b) => b.type !== undefined || b.enum !== undefined);
+      const all = schema[e.keyword] as Schema[];
+      // Alternatives of required fields ({anyOf: [{required: [a]}, {required: [b]}]}): name them.
+      const needs = all.map((b) => b.required as string[] | undefined);
+      if (needs.every((r) => Array.isArray(r) && r.length > 0)) return `needs ${needs.map((r) => r!.join(' and ')).join(' or ')}`;
+      const branches = all.filter((b) => b.type !== undefined || b.enum !== undefined);
       if (branches.length === 0) return e.keyword === 'oneOf' ? 'must match exactly one of its allowed forms' : 'does not match any allowed form';
       return `must be ${[...new Set(branches.map(kindOf))].join(' or ')}`;
     }
