@@ -2,7 +2,7 @@
  * The composition root of the service: config -> stores -> engine -> pools -> routes -> HTTP.
  * Used by `sable serve` and by the tests (port 0).
  */
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatasetService } from '../catalog/datasets/service.js';
 import { loadMasterKey } from '../catalog/secrets/master-key.js';
@@ -17,6 +17,7 @@ import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
 import type { Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
+import { S3Connector } from '../ingest/connectors/s3.js';
 import { DocumentService } from '../ingest/documents/service.js';
 import { DocumentStore } from '../ingest/documents/store.js';
 import { IngestJobs } from '../ingest/jobs.js';
@@ -90,7 +91,13 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
   const uploads = new UploadJobs(jobs, objects);
-  const connectors = new Map<string, Connector>([['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)]]);
+  // Bytes of items being parsed when the process stopped: their jobs fetch them again.
+  const sourceStaging = join(config.dataDir, 'staging', 'sources');
+  rmSync(sourceStaging, { recursive: true, force: true });
+  const connectors = new Map<string, Connector>([
+    ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
+    ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
+  ]);
   const sourceStore = new SourceStore(store, secrets);
   const scheduleStore = new ScheduleRecords(store);
   const documentStore = new DocumentStore(store);

@@ -52,6 +52,8 @@ export interface IngestSettings {
   parseTimeoutMs: number;
   /** Largest uploaded file that is parsed (file_upload sources; other types have it in their config). */
   maxFileBytes: number;
+  /** Sources may reach private, loopback and link-local addresses. */
+  allowPrivateNetwork: boolean;
 }
 
 export interface Setting {
@@ -100,6 +102,7 @@ export const SETTINGS: Setting[] = [
   { flag: 'ingest-file-timeout-ms', env: 'SABLE_INGEST_FILE_TIMEOUT_MS', default: '900000', takes: 'N', int: [1000, 86_400_000], help: 'time bound of one ingested file: fetch, parse, embed, index (it fails as timed_out)' },
   { flag: 'parse-timeout-ms', env: 'SABLE_PARSE_TIMEOUT_MS', default: '120000', takes: 'N', int: [100, 3_600_000], help: 'time bound of parsing one file (its thread is ended past it)' },
   { flag: 'ingest-max-file-bytes', env: 'SABLE_INGEST_MAX_FILE_BYTES', default: String(100 * MB), takes: 'N', int: [1, 2 ** 40], help: 'largest uploaded document that is parsed (100 MiB); larger ones fail file_too_large' },
+  { flag: 'allow-private-network', env: 'SABLE_ALLOW_PRIVATE_NETWORK', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'let sources reach private, loopback and link-local addresses (a bucket or site on this machine or LAN)' },
   { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
 ];
@@ -160,7 +163,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     uploadPort: optInt('upload-port'),
     publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
-    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes') },
+    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true' },
     scheduleTickMs: int('schedule-tick-ms'),
   };
 }

@@ -15,13 +15,13 @@ const ALGORITHM = 'AWS4-HMAC-SHA256';
 const UNSIGNED = 'UNSIGNED-PAYLOAD';
 
 /** RFC 3986 encoding as SigV4 wants it: everything but A-Z a-z 0-9 - _ . ~ is escaped. */
-function encode(s: string): string {
+export function uriEncode(s: string): string {
   return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** The path of an object URL: each segment of bucket/key encoded, slashes kept. */
 export function objectPath(bucket: string, key: string): string {
-  return `/${encode(bucket)}/${key.split('/').map(encode).join('/')}`;
+  return `/${uriEncode(bucket)}/${key.split('/').map(uriEncode).join('/')}`;
 }
 
 function amzDate(now: Date): string {
@@ -39,7 +39,7 @@ function signature(c: S3Credentials, date: string, stringToSign: string): string
 
 function canonical(method: string, path: string, query: [string, string][], headers: Record<string, string>): { request: string; signed: string } {
   const q = query
-    .map(([k, v]) => [encode(k), encode(v)])
+    .map(([k, v]) => [uriEncode(k), uriEncode(v)])
     .sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
     .map(([k, v]) => `${k}=${v}`)
     .join('&');
@@ -77,7 +77,7 @@ export function presign(o: {
   ];
   const { request } = canonical(o.method, o.path, query, headers);
   const sig = signature(o.credentials, date, [ALGORITHM, date, scope, sha256(request)].join('\n'));
-  const qs = [...query, ['X-Amz-Signature', sig]].map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+  const qs = [...query, ['X-Amz-Signature', sig]].map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`).join('&');
   return `${url.origin}${o.path}?${qs}`;
 }
 

@@ -7,12 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { objectPath, presign, signHeaders } from '../outbound/sigv4.js';
+import { failure, S3CallError, S3Client, text } from '../outbound/s3-client.js';
+import { objectPath, presign } from '../outbound/sigv4.js';
 import { SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
 
 /** S3-compatible object storage for uploaded files (else a directory in the data directory). */
@@ -26,12 +26,13 @@ export interface S3Settings {
   prefix: string;
 }
 
-export class S3Error extends Error {}
-
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
+  private readonly client: S3Client;
 
-  constructor(private readonly s3: S3Settings, private readonly stagingDir: string) {}
+  constructor(private readonly s3: S3Settings, private readonly stagingDir: string) {
+    this.client = new S3Client(s3);
+  }
 
   presignPut(target: UploadTarget): string {
     return presign({
@@ -70,7 +71,7 @@ export class S3ObjectStore implements ObjectStore {
     const res = await this.send('HEAD', key);
     res.resume();
     if (res.statusCode === 404) return null;
-    if (res.statusCode !== 200) throw new S3Error(`HEAD ${key}: object storage answered ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new S3CallError(`HEAD ${key}: object storage answered ${res.statusCode}`, res.statusCode);
     return Number(res.headers['content-length']);
   }
 
@@ -83,7 +84,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       await pipeline(res, createWriteStream(file));
       const expected = Number(res.headers['content-length']);
-      if (Number.isFinite(expected) && (await stat(file)).size !== expected) throw new S3Error(`GET ${key}: the object arrived incomplete`);
+      if (Number.isFinite(expected) && (await stat(file)).size !== expected) throw new S3CallError(`GET ${key}: the object arrived incomplete`);
     } catch (e) {
       await rm(file, { force: true });
       throw e;
@@ -101,7 +102,7 @@ export class S3ObjectStore implements ObjectStore {
   async remove(key: string): Promise<void> {
     const res = await this.send('DELETE', key);
     res.resume();
-    if (res.statusCode !== 204 && res.statusCode !== 200 && res.statusCode !== 404) throw new S3Error(`DELETE ${key}: object storage answered ${res.statusCode}`);
+    if (res.statusCode !== 204 && res.statusCode !== 200 && res.statusCode !== 404) throw new S3CallError(`DELETE ${key}: object storage answered ${res.statusCode}`, res.statusCode);
   }
 
   private path(key: string): string {
@@ -114,17 +115,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private send(method: string, key: string, headers: Record<string, string> = {}, body?: Readable): Promise<IncomingMessage> {
-    const path = this.path(key);
-    const signed = signHeaders({ credentials: this.s3, method, endpoint: this.s3.endpoint, path, headers });
-    const url = new URL(path, this.s3.endpoint);
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise((resolve, reject) => {
-      const req = request(url, { method, headers: signed, timeout: 60_000 }, resolve);
-      req.on('timeout', () => req.destroy(new S3Error(`${method} ${key}: object storage did not answer in 60 s`)));
-      req.on('error', (e) => reject(new S3Error(`${method} ${key}: cannot reach object storage at ${this.s3.endpoint}: ${e.message}`)));
-      if (body) body.pipe(req);
-      else req.end();
-    });
+    return this.client.send(method, this.s3.prefix ? `${this.s3.prefix}/${key}` : key, { headers, body });
   }
 }
 
@@ -133,8 +124,5 @@ async function expectOk(res: IncomingMessage, what: string): Promise<void> {
     res.resume();
     return;
   }
-  let text = '';
-  for await (const chunk of res) if (text.length < 2000) text += String(chunk);
-  const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1];
-  throw new S3Error(`${what}: object storage answered ${res.statusCode}${code ? ` ${code}` : ''}`);
+  throw failure(res.statusCode ?? 0, await text(res), what);
 }

@@ -53,4 +53,6 @@ export interface Connector {
   readonly retainsOriginals: boolean;
   /** The largest item the source's config allows, bytes. */
   maxBytes(config: Record<string, unknown>): number;
+  /** What happens to an item over that size: the file is skipped (s3 says so), or fails file_too_large (default). */
+  readonly oversize?: 'skip' | 'fail';
 }

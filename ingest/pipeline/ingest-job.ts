@@ -206,13 +206,20 @@ export class IngestJobHandler implements JobHandler {
     const existing = this.d.documents.byItem(record.id, source.id, itemId);
     try {
       const maxBytes = connector.maxBytes(run.cctx.config);
-      if (file.file_size_bytes > maxBytes) throw new FileError('file_too_large', `${file.file_size_bytes} bytes; this source's limit is ${maxBytes}`);
+      if (file.file_size_bytes > maxBytes) {
+        const why = `${file.file_size_bytes} bytes; this source's limit is ${maxBytes}`;
+        if (connector.oversize === 'skip') return await this.skip(run, file, null, fileT0, `file_too_large: ${why}`);
+        throw new FileError('file_too_large', why);
+      }
       const version = file.item?.version ?? null;
       if (run.incremental && existing?.status === 'ready' && version !== null && existing.version === version) {
         return await this.skip(run, file, existing, fileT0, 'unchanged (the source reports the same version)');
       }
       let t = Date.now();
-      staged = await connector.fetch(run.cctx, file);
+      staged = await connector.fetch({ ...run.cctx, signal: AbortSignal.any([run.cctx.signal, bound]) }, file).catch((e: unknown) => {
+        if (e instanceof FileError || e instanceof SableError || e instanceof Interrupted || bound.aborted) throw e;
+        throw new FileError('source_unreachable', (e as Error)?.message ?? String(e));
+      });
       const hash = await sha256(staged.path);
       this.d.observe?.('fetch', Date.now() - t, 1);
       if (run.incremental && existing?.status === 'ready' && existing.content_hash === hash) {
@@ -313,14 +320,14 @@ export class IngestJobHandler implements JobHandler {
     return tokens;
   }
 
-  private async skip(run: Run, file: FileRecord, doc: DocumentRecord, fileT0: number, reason: string): Promise<void> {
+  private async skip(run: Run, file: FileRecord, doc: DocumentRecord | null, fileT0: number, reason: string): Promise<void> {
     await this.d.queue.updateFile(run.job.job_id, file.uuid, (f) => ({
       ...f,
       status: 'skipped',
       status_reason: reason,
       processing_duration_ms: Date.now() - fileT0,
       completed_at: new Date().toISOString(),
-      document_id: doc.id,
+      ...(doc ? { document_id: doc.id } : {}),
     }));
   }
 

@@ -1,13 +1,8 @@
-// A real S3-compatible server for the tests (@20minutes/s3rver: verifies SigV4 signatures,
-// presigned expiry and signed headers) on 127.0.0.1, behind a front that refuses unsigned
-// requests as S3 does (s3rver alone lets anonymous requests through).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// Starts the local S3-compatible server (s3-server.mjs) in a child process for a test.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-// @ts-expect-error: the package ships no types
-import S3rver from '@20minutes/s3rver';
 
 export const S3_KEY = 'S3RVER'; // s3rver's built-in account
 export const S3_SECRET = 'S3RVER';
@@ -18,27 +13,25 @@ export interface LocalS3 {
   stop(): Promise<void>;
 }
 
-export async function startS3(bucket: string): Promise<LocalS3> {
+export async function startS3(...buckets: string[]): Promise<LocalS3> {
   const directory = mkdtempSync(join(tmpdir(), 'sable-s3-'));
-  const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, vhostBuckets: false, configureBuckets: [{ name: bucket }] });
-  await s3.run();
-  const handler = s3.callback();
-  const front: Server = createServer((req, res) => {
-    const q = new URL(req.url ?? '/', 'http://x').searchParams;
-    if (!req.headers.authorization && !q.has('X-Amz-Signature')) {
-      res.writeHead(403, { 'content-type': 'application/xml' });
-      return res.end('<Error><Code>AccessDenied</Code></Error>');
-    }
-    handler(req, res);
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', join(__dirname, 's3-server.mjs'), directory, ...buckets], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += String(c);
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the local S3 server exited with ${code}`)));
   });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   return {
-    endpoint: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    endpoint,
     directory,
     async stop() {
-      front.closeAllConnections();
-      await new Promise((r) => front.close(r));
-      await s3.close();
+      child.kill('SIGTERM');
+      await exited;
       rmSync(directory, { recursive: true, force: true });
     },
   };
