@@ -173,18 +173,40 @@ function respond(res: UwsResponse, state: State, out: Response, closeAfter: bool
   });
 }
 
-/** A streamed answer: chunks are written as they come; a full socket pauses the stream. */
+/**
+ * A streamed answer: chunks are written as they come; a full socket pauses the stream. With a
+ * Content-Length the body goes out with that length (tryEnd, as uWS wants it), else chunked.
+ */
 function respondStream(res: UwsResponse, state: State, out: Response, body: Readable): void {
   state.answer = body;
+  const headers = Object.entries(out.headers ?? {});
+  const length = headers.find(([k]) => k.toLowerCase() === 'content-length');
+  const total = length ? Number(length[1]) : undefined;
+  let complete = false;
   res.cork(() => {
     res.writeStatus(`${out.status} ${STATUS_TEXT[out.status] ?? ''}`);
-    for (const [k, v] of Object.entries(out.headers ?? {})) res.writeHeader(k, v);
+    for (const [k, v] of headers) if (k !== length?.[0]) res.writeHeader(k, v);
   });
+  const send = (ab: ArrayBuffer): boolean => {
+    if (total === undefined) return res.write(ab);
+    const base = res.getWriteOffset();
+    const [ok, done] = res.tryEnd(ab, total);
+    complete ||= done;
+    if (ok || done) return true;
+    body.pause();
+    res.onWritable((offset) => {
+      const [sent, finished] = res.tryEnd(ab.slice(offset - base), total);
+      complete ||= finished;
+      if (sent && !finished) body.resume();
+      return sent;
+    });
+    return true;
+  };
   body.on('data', (chunk: Buffer | string) => {
     if (state.aborted) return;
     const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     let ok = true;
-    res.cork(() => (ok = res.write(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)));
+    res.cork(() => (ok = send(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)));
     if (!ok) {
       body.pause();
       res.onWritable(() => {
@@ -194,7 +216,10 @@ function respondStream(res: UwsResponse, state: State, out: Response, body: Read
     }
   });
   body.on('end', () => {
-    if (!state.aborted) res.cork(() => res.end());
+    if (state.aborted) return;
+    if (total === undefined) res.cork(() => res.end());
+    // With a length, the last tryEnd ended the answer; a body shorter than it said cannot end well.
+    else if (!complete) res.close();
   });
   body.on('error', () => {
     if (!state.aborted) res.close();

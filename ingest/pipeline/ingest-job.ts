@@ -204,6 +204,11 @@ export class IngestJobHandler implements JobHandler {
     let doc: DocumentRecord | undefined;
     const progress = { indexed: 0 };
     const existing = this.d.documents.byItem(record.id, source.id, itemId);
+    const fresh = () =>
+      this.d.documents.fresh({
+        dataset_id: record.id, org_id: job.org_id, source_id: source.id, source_type: source.type, item_id: itemId,
+        name: file.file_name, path: file.file_path, url: file.item?.url ?? null, content_type: file.content_type, size_bytes: file.file_size_bytes,
+      });
     try {
       const maxBytes = connector.maxBytes(run.cctx.config);
       if (file.file_size_bytes > maxBytes) {
@@ -225,10 +230,7 @@ export class IngestJobHandler implements JobHandler {
       if (run.incremental && existing?.status === 'ready' && existing.content_hash === hash) {
         return await this.skip(run, file, existing, fileT0, 'unchanged (same content)');
       }
-      doc = existing ?? this.d.documents.fresh({
-        dataset_id: record.id, org_id: job.org_id, source_id: source.id, source_type: source.type, item_id: itemId,
-        name: file.file_name, path: file.file_path, url: file.item?.url ?? null, content_type: file.content_type, size_bytes: file.file_size_bytes,
-      });
+      doc = existing ?? fresh();
       doc = { ...doc, status: 'processing', job_id: job.job_id, size_bytes: file.file_size_bytes, content_type: file.content_type, url: file.item?.url ?? doc.url };
       await this.d.documents.put(doc);
 
@@ -287,11 +289,17 @@ export class IngestJobHandler implements JobHandler {
             ? new FileError(e.code, e.message)
             : new FileError('internal', (e as Error)?.message ?? String(e));
       if (!(e instanceof FileError) && !(e instanceof SableError) && !(e instanceof Interrupted)) console.error(`sable: job ${job.job_id} file ${file.file_name}:`, e);
+      // Before parsing (the size check, fetching), a document already in the catalog stays as it
+      // is: a source that fails to answer once does not take its content out of search. A new
+      // one is cataloged as failed.
+      if (!doc && !existing) doc = { ...fresh(), job_id: job.job_id };
       if (doc) {
         // A failed document is not searchable: neither its old chunks nor the part of the new ones already indexed.
         const indexed = Math.max(existing?.chunk_count ?? 0, progress.indexed);
         if (indexed > 0) await this.d.writes.delete(record, { ids: Array.from({ length: indexed }, (_, i) => chunkId(doc!.id, i)) }).catch(() => undefined);
-        await this.d.documents.put({ ...doc, status: 'failed', chunk_count: 0, error_type: err.type, error_message: err.message });
+        // The original stays downloadable where the source retains it (to see what was wrong with it).
+        const storage_key = connector.retainsOriginals ? (file.storage_key ?? file.item?.version ?? null) : null;
+        await this.d.documents.put({ ...doc, status: 'failed', chunk_count: 0, storage_key, error_type: err.type, error_message: err.message });
       }
       await q.updateFile(job.job_id, file.uuid, (f) => ({ ...failedFile(f, err.type, err.message), processing_duration_ms: Date.now() - fileT0, ...(doc ? { document_id: doc.id } : {}) }));
     } finally {

@@ -19,7 +19,7 @@ export function detect(bytes: Uint8Array, name: string, contentType: string): Fo
   const head = Buffer.from(bytes.subarray(0, 8));
   if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
   const zip = head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
-  const ole = head.readUInt32BE(0) === 0xd0cf11e0 && bytes.length >= 8;
+  const ole = head.length >= 4 && head.readUInt32BE(0) === 0xd0cf11e0;
   const word = ext === '.docx' || type.includes('wordprocessingml');
   const sheet = ext === '.xlsx' || type.includes('spreadsheetml');
   if (ole && (word || sheet)) throw new ParseError('encrypted', 'the Office file is encrypted (password protected)');
