@@ -121,7 +121,9 @@ export class IngestJobHandler implements JobHandler {
       }
       throw e;
     }
-    if (schedule) await this.d.schedules.update(schedule.id, (s) => ({ ...s, resume_state: cctx.state, active_job_id: s.active_job_id === job.job_id ? null : s.active_job_id }));
+    // What the connector kept for the next run, and when this one finished listing and indexing.
+    const resumeState = { ...cctx.state, last_job_id: job.job_id, last_synced_at: new Date().toISOString() };
+    if (schedule) await this.d.schedules.update(schedule.id, (s) => ({ ...s, resume_state: resumeState, active_job_id: s.active_job_id === job.job_id ? null : s.active_job_id }));
     await this.conclude(job.job_id, t0);
   }
 
@@ -377,7 +379,9 @@ export class IngestJobHandler implements JobHandler {
       if (files.length === 0 && !j.full_listing) return finish(j, 'failed', { type: 'no_files', message: 'no file was confirmed for this job' }, t0);
       if (failed.length > 0 && completed.length === 0 && skipped.length === 0) return finish(j, 'failed', errors, t0);
       const done = finish(j, 'completed', errors, t0);
-      done.message = `${completed.length} document(s) ingested, ${skipped.length} unchanged, ${failed.length} failed${removed}; ${j.vectors_inserted} chunks${withheld}`;
+      const unchanged = skipped.filter((f) => f.status_reason?.startsWith('unchanged')).length;
+      const passedOver = skipped.length > unchanged ? `, ${skipped.length - unchanged} skipped` : '';
+      done.message = `${completed.length} document(s) ingested, ${unchanged} unchanged, ${failed.length} failed${passedOver}${removed}; ${j.vectors_inserted} chunks${withheld}`;
       return done;
     });
   }
