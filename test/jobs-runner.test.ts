@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlStore } from '../dist/catalog/store.js';
 import { LmdbJobQueue } from '../dist/jobs/lmdb-queue.js';
-import { newJob, queued, type JobRecord } from '../dist/jobs/records.js';
+import { newFile, newJob, queued, type JobRecord } from '../dist/jobs/records.js';
 import { finish, Interrupted, JobRunner, type JobContext, type JobHandler } from '../dist/jobs/runner.js';
 
 /** A handler that records its calls and runs `body` (default: completes at once). */
@@ -84,6 +84,22 @@ describe('the job runner', () => {
     await until('both jobs', async () => (await status(b)) === 'completed' && (await status(a)) === 'completed');
     expect(h.calls.map((c) => c.id)).toEqual([a, b]);
     expect(await status(unconfirmed.job_id)).toBe('pending');
+  });
+
+  it('ends an upload that was never completed once its URLs are long expired (upload_expired), files with their reasons', async () => {
+    const stale = { ...newJob({ kind: 'parquet', orgId: 'o', datasetId: 'd', validateOnly: false, idempotencyKey: null }), created_at: new Date(Date.now() - 10_000).toISOString() };
+    const file = (i: number) => newFile({ jobId: stale.job_id, fileId: `f${i}`, position: i, name: `p${i}.parquet`, key: `k${i}`, size: 10, contentType: 'application/vnd.apache.parquet' });
+    await queue.create(stale, [{ ...file(0), uploaded_at: new Date().toISOString() }, file(1)]);
+    const fresh = newJob({ kind: 'parquet', orgId: 'o', datasetId: 'd', validateOnly: false, idempotencyKey: null });
+    await queue.create(fresh, []);
+    start(handler(), { uploadWindowMs: 5000 });
+    await until('the stale upload to end', async () => (await status(stale.job_id)) === 'failed');
+    const ended = (await queue.get(stale.job_id))!;
+    expect(ended.error_details).toMatchObject({ type: 'upload_expired' });
+    expect(ended.completed_at).not.toBeNull();
+    expect((await queue.files(stale.job_id)).map((f) => [f.status, f.error_type])).toEqual([['failed', 'upload_expired'], ['failed', 'upload_missing']]);
+    // An upload still inside its window waits.
+    expect(await status(fresh.job_id)).toBe('pending');
   });
 
   it('leaves a job alone while a live runner holds it, and takes it once the lease lapses', async () => {
