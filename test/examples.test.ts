@@ -1,7 +1,7 @@
 // Every example runs against a fresh service and does what its README says; without a service,
 // or without a key, it stops with one line that says what to do (no stack trace).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe('examples', () => {
 
   it('examples/README.md lists every example', () => {
     const readme = readFileSync(join(EXAMPLES, 'README.md'), 'utf8');
-    for (const name of ['search.mjs', 'bulk-load.mjs', 'sable.mjs']) expect(readme).toContain(`\`${name}`);
+    for (const name of ['search.mjs', 'bulk-load.mjs', 'ingest-folder.mjs', 'sable.mjs']) expect(readme).toContain(`\`${name}`);
   });
 
   it('search.mjs finds the pasta note for a cooking question, with its text, from the data directory key', async () => {
@@ -67,8 +67,32 @@ describe('examples', () => {
     expect(readFileSync(out).subarray(0, 4).toString()).toBe('PAR1');
   });
 
+  it('ingest-folder.mjs ingests its demo folder and answers from it, then skips an unchanged folder on the second run', async () => {
+    const demo = await run('ingest-folder.mjs', [], env, dir);
+    expect(demo.stderr).toBe('');
+    expect(demo.code).toBe(0);
+    expect(demo.stdout).toContain('3 ingested, 0 unchanged, 0 failed');
+    const answer = demo.stdout.split('\n');
+    expect(answer[answer.findIndex((l) => l.includes('How many steps')) + 1]).toMatch(/lighthouse\.md: .*217 steps/);
+
+    const folder = join(dir, 'papers');
+    mkdirSync(join(folder, 'sub'), { recursive: true });
+    writeFileSync(join(folder, 'a.md'), '# Alpha\n\nAlpha particles are helium nuclei.');
+    writeFileSync(join(folder, 'sub', 'b.txt'), 'Beta decay turns a neutron into a proton.');
+    writeFileSync(join(folder, 'broken.pdf'), 'not a pdf at all');
+    const first = await run('ingest-folder.mjs', [folder, 'what is an alpha particle?'], env, dir);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/failed broken\.pdf: corrupt_file: /);
+    expect(first.stdout).toContain('2 ingested, 0 unchanged, 1 failed');
+    expect(first.stdout).toMatch(/a\.md: Alpha/);
+    const second = await run('ingest-folder.mjs', [folder, 'beta decay'], env, dir);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('0 ingested, 2 unchanged, 1 failed');
+    expect(second.stdout).toMatch(/sub\/b\.txt: Beta decay/);
+  });
+
   it('says in one line what to do when no service answers or no key is found', async () => {
-    for (const example of ['search.mjs', 'bulk-load.mjs']) {
+    for (const example of ['search.mjs', 'bulk-load.mjs', 'ingest-folder.mjs']) {
       const down = await run(example, [], { SABLE_URL: 'http://127.0.0.1:9', SABLE_API_KEY: 'sable_x' }, dir);
       expect(down.code).toBe(1);
       expect(down.stderr.trim().split('\n')).toHaveLength(1);
