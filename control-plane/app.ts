@@ -109,7 +109,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },
   );
   const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler]);
-  const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets);
+  const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets, connectors);
   const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
   datasets.onDelete(async (id) => {

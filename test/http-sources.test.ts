@@ -210,6 +210,18 @@ describe('ingestion sources over HTTP', () => {
     expect((await call('GET', '/ingestion/sources?limit=200', undefined, other)).body.total).toBe(1);
   });
 
+  it('answers 501 not_implemented for a job or schedule on a type whose connector is not built, naming the readable types', async () => {
+    const ds = (await call('POST', '/datasets', { name: 'web target', dim: 384 })).body;
+    const web = (await call('POST', '/ingestion/sources', { source_type: 'web', name: 'site', config: { start_urls: ['https://docs.example.com'] } })).body;
+    const job = await call('POST', '/ingestion/jobs', { source_id: web.id, dataset_id: ds.id });
+    expect(job.status).toBe(501);
+    expect(job.body.error).toBe('not_implemented');
+    expect(job.body.message).toMatch(/web sources cannot be read.*file_upload, s3/);
+    const schedule = await call('POST', '/ingestion/schedules', { source_id: web.id, dataset_id: ds.id, cron: '0 * * * *' });
+    expect(schedule.status).toBe(501);
+    expect((await call('GET', `/ingestion/sources/${web.id}/references`)).body.in_use).toBe(false);
+  });
+
   it('pages the list with limit and offset (max 200)', async () => {
     for (let i = 0; i < 3; i++) await call('POST', '/ingestion/sources', { source_type: 'web', name: `page-${i}`, config: { start_urls: ['https://a.example'] } });
     const all = (await call('GET', '/ingestion/sources?limit=200')).body;
