@@ -1,5 +1,5 @@
 // Where the benchmark keeps its files. Everything is found from the repository root, the first
-// folder above this compiled file whose package.json is named "sable", so the bench runs the same
+// folder above this compiled file whose package.json is named "sable-retrieval", so the bench runs the same
 // from dist/bench/ann/ and from a scratch build elsewhere in the tree.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,7 @@ function findRepoRoot(): string {
     const pkg = join(dir, 'package.json');
     if (existsSync(pkg)) {
       try {
-        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'sable') return dir;
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'sable-retrieval') return dir;
       } catch {
         // not ours; keep climbing
       }

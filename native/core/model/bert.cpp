@@ -81,9 +81,24 @@ void BertEncoder::embed(const int32_t* tokens, const uint32_t* lengths, size_t c
   bounds.push_back(count);
   std::vector<std::thread> pool;
   for (size_t g = 1; g + 1 < bounds.size(); ++g)
-    pool.emplace_back([&, g] { forward(tokens, lengths, offsets.data(), bounds[g], bounds[g + 1], out); });
-  forward(tokens, lengths, offsets.data(), bounds[0], bounds[1], out);
+    pool.emplace_back([&, g] { forward_in_passes(tokens, lengths, offsets.data(), bounds[g], bounds[g + 1], out); });
+  forward_in_passes(tokens, lengths, offsets.data(), bounds[0], bounds[1], out);
   for (auto& t : pool) t.join();
+}
+
+// A pass holds about 15 KB of activations per token (hidden, QKV, context, residual and the FFN's
+// intermediate rows): 128 chunks of 254 tokens in one pass held half a gigabyte. Passes of 2048
+// tokens keep the matrix products as efficient and the memory near 30 MB per thread.
+constexpr size_t kRowsPerPass = 2048;
+
+void BertEncoder::forward_in_passes(const int32_t* tokens, const uint32_t* lengths, const size_t* offsets,
+                                    size_t first, size_t last, float* out) const {
+  for (size_t s = first; s < last;) {
+    size_t e = s + 1;
+    while (e < last && offsets[e + 1] - offsets[s] <= kRowsPerPass) ++e;
+    forward(tokens, lengths, offsets, s, e, out);
+    s = e;
+  }
 }
 
 void BertEncoder::attention(const float* qkv, size_t n, float* ctx, AttentionScratch& a) const {

@@ -47,6 +47,9 @@ class BertEncoder {
   // Multi-head self-attention of one sequence: qkv holds n rows of [Q | K | V] (3 * hidden
   // values each), ctx receives n rows of hidden values.
   void attention(const float* qkv, size_t n, float* ctx, AttentionScratch& scratch) const;
+  // Sequences [first, last) on the calling thread, in passes of at most kRowsPerPass tokens.
+  void forward_in_passes(const int32_t* tokens, const uint32_t* lengths, const size_t* offsets, size_t first,
+                         size_t last, float* out) const;
   // The forward pass of sequences [first, last) on the calling thread.
   void forward(const int32_t* tokens, const uint32_t* lengths, const size_t* offsets, size_t first, size_t last,
                float* out) const;
