@@ -4,7 +4,7 @@
  * bytes are, and whether they arrived. Internal fields never leave through publicJob / publicFile.
  */
 import { randomUUID } from 'node:crypto';
-import type { FileErrorType, JobErrorType } from '../errors/job-errors.js';
+import type { JobErrorType } from '../errors/job-errors.js';
 
 export const JOB_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -18,7 +18,7 @@ export interface JobError {
   type: JobErrorType;
   message: string;
   /** Per-file errors, when files failed. */
-  files?: { file_id: string; file_name: string; error_type: FileErrorType; error_message: string }[];
+  files?: { file_id: string; file_name: string; error_type: JobErrorType; error_message: string }[];
 }
 
 export interface JobRecord {
@@ -82,7 +82,7 @@ export interface FileRecord {
   content_type: string;
   status: FileStatus;
   status_reason: string | null;
-  error_type: FileErrorType | null;
+  error_type: JobErrorType | null;
   error_message: string | null;
   chunks_created: number;
   embeddings_generated: number;
@@ -101,7 +101,7 @@ export interface FileRecord {
 }
 
 /** The file ended in failure: its reason is the error's type. */
-export function failedFile(f: FileRecord, type: FileErrorType, message: string): FileRecord {
+export function failedFile(f: FileRecord, type: JobErrorType, message: string): FileRecord {
   return { ...f, status: 'failed', status_reason: type, error_type: type, error_message: message, completed_at: new Date().toISOString() };
 }
 
@@ -227,9 +227,15 @@ export function newJob(o: {
   };
 }
 
-/** The job made runnable: a runner may take it from now on. */
+let lastQueuedMs = 0;
+
+/**
+ * The job made runnable: a runner may take it from now on. Runners take jobs in `queued_at`
+ * order, so two jobs queued within one millisecond get distinct stamps, in the order they came.
+ */
 export function queued(j: JobRecord, filesConfirmed: number, message: string): JobRecord {
-  return { ...j, confirmed: true, files_confirmed: filesConfirmed, current_step: 'queued', message, queued_at: new Date().toISOString() };
+  lastQueuedMs = Math.max(Date.now(), lastQueuedMs + 1);
+  return { ...j, confirmed: true, files_confirmed: filesConfirmed, current_step: 'queued', message, queued_at: new Date(lastQueuedMs).toISOString() };
 }
 
 export function newFile(o: { jobId: string; fileId: string; position: number; name: string; key: string; path?: string; size: number; contentType: string }): FileRecord {

@@ -28,6 +28,8 @@ export interface JobHandler {
   run(job: JobRecord, ctx: JobContext): Promise<void>;
   /** The files of a fresh job that reruns `job` in full (POST /ingestion/jobs/{id}/retry). */
   filesForRetry(job: JobRecord, fresh: JobRecord): Promise<FileRecord[]>;
+  /** The runner ended the job failed itself (time bound, too many attempts): what the kind keeps beside the job ends too. */
+  abandoned?(job: JobRecord): Promise<void>;
 }
 
 /** Thrown by a handler at a checkpoint when its context says to stop. */
@@ -206,10 +208,18 @@ export class JobRunner {
     }
   }
 
+  /** Ends a job failed from outside its handler: its unfinished files end with the same reason. */
   private async fail(jobId: string, type: JobErrorType, message: string): Promise<void> {
-    await this.queue
-      .update(jobId, (j) => finish(j, 'failed', { type, message }))
-      .catch((e) => console.error(`sable: job ${jobId}: its failure was not recorded:`, e));
+    try {
+      const job = await this.queue.get(jobId);
+      if (!job) return;
+      const open = (await this.queue.files(jobId)).filter((f) => f.status === 'pending' || f.status === 'processing');
+      const ended = finish(job, 'failed', { type, message });
+      await this.queue.put(ended, open.map((f) => failedFile(f, type, message)));
+      await this.handlers.get(job.kind)?.abandoned?.(ended);
+    } catch (e) {
+      console.error(`sable: job ${jobId}: its failure was not recorded:`, e);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
 import { S3ObjectStore } from '../dist/storage/s3-store.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from './support/s3.js';
 import { waitForJob } from './support/jobs.js';
+import { ingestClient } from './support/ingest.js';
 
 const DIM = 4;
 const PARQUET = 'application/vnd.apache.parquet';
@@ -102,5 +103,24 @@ describe('bulk uploads with S3-compatible object storage', () => {
     expect(await bucket.size(`${f.file_path}-absent`)).toBeNull();
     expect((await fetch(`${s3.endpoint}/vectors/uploads/${f.file_path}`)).status).toBe(403);
     expect((await call('GET', `/datasets/${datasetId}/stats`)).body.vector_count).toBe(9);
+  });
+
+  it('keeps file_upload originals in the bucket: a document download redirects to a presigned GET that works', async () => {
+    const api = ingestClient(() => svc.url, () => key);
+    const ds = await api.dataset('s3 originals');
+    const src = await api.source('s3 originals');
+    const body = '# Kept in the bucket\n\nThis original lives in object storage.';
+    const job = await api.upload(src, ds, [{ name: 'kept.md', type: 'text/markdown', bytes: body }]);
+    expect(job.status).toBe('completed');
+    const [doc] = await api.documents(ds);
+    expect(doc.download_available).toBe(true);
+    const res = await api.call('GET', `/datasets/${ds}/documents/${doc.id}/download`);
+    expect(res.status).toBe(302);
+    const location = res.headers.get('location')!;
+    expect(location.startsWith(`${s3.endpoint}/vectors/uploads/`)).toBe(true);
+    expect(location).toContain('X-Amz-Signature=');
+    const original = await fetch(location);
+    expect(original.status).toBe(200);
+    expect(await original.text()).toBe(body);
   });
 });

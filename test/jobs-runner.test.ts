@@ -151,13 +151,19 @@ describe('the job runner', () => {
     expect(job!.error_details).toMatchObject({ type: 'timed_out' });
   });
 
-  it('ends failed a job taken too many times', async () => {
-    const h = handler();
-    const id = await enqueue({ status: 'running', lease_owner: null, lease_expires_at: 0, attempts: 3 });
+  it('ends failed a job taken too many times, its unfinished files with it, and tells the handler', async () => {
+    const abandoned: string[] = [];
+    const h = Object.assign(handler(), { abandoned: async (j: JobRecord) => void abandoned.push(j.job_id) });
+    const job0 = { ...queued(newJob({ kind: 'parquet', orgId: 'o', datasetId: 'd', validateOnly: false, idempotencyKey: null }), 2, 'queued'), status: 'running' as const, lease_owner: null, lease_expires_at: 0, attempts: 3 };
+    const file = (i: number, status: 'completed' | 'processing' | 'pending') => ({ ...newFile({ jobId: job0.job_id, fileId: `f${i}`, position: i, name: `p${i}`, key: `k${i}`, size: 1, contentType: 't' }), status });
+    await queue.create(job0, [file(0, 'completed'), file(1, 'processing'), file(2, 'pending')]);
+    const id = job0.job_id;
     start(h, { maxAttempts: 3 });
     const job = await until('the failure', async () => ((await queue.get(id))?.status === 'failed' ? queue.get(id) : undefined));
     expect(job!.error_details).toMatchObject({ type: 'too_many_attempts' });
     expect(h.calls).toEqual([]);
+    expect((await queue.files(id)).map((f) => [f.status, f.error_type])).toEqual([['completed', null], ['failed', 'too_many_attempts'], ['failed', 'too_many_attempts']]);
+    expect(abandoned).toEqual([id]);
   });
 
   it('a stop leaves the job running with its lease given back; the next runner resumes it at once', async () => {

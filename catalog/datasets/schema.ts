@@ -13,6 +13,12 @@ const ALIASES: Record<string, SchemaType> = {
 const NAME = /^[A-Za-z0-9_.\-]{1,128}$/;
 export const MAX_FIELDS = 128;
 /** Values seen before a field may be promoted from observed data, and the agreement needed. */
+/**
+ * The document's own text is what a search returns, never something to filter on by equality:
+ * it is not inferred into a filter column (where every chunk of text would be held in memory
+ * again); a schema may still declare it.
+ */
+const NEVER_INFERRED = new Set(['text', 'doc_value']);
 const PROMOTE_SAMPLES = 20;
 const PROMOTE_CONFIDENCE = 0.95;
 
@@ -80,7 +86,7 @@ export function promotions(schema: SchemaEntry[], obs: Observations): SchemaEntr
   const out: SchemaEntry[] = [];
   const taken = new Set(schema.map((e) => e.name));
   for (const [name, o] of Object.entries(obs)) {
-    if (taken.has(name) || !NAME.test(name) || schema.length + out.length >= MAX_FIELDS) continue;
+    if (taken.has(name) || NEVER_INFERRED.has(name) || !NAME.test(name) || schema.length + out.length >= MAX_FIELDS) continue;
     const samples = o.integer + o.float + o.string + o.other;
     if (samples < PROMOTE_SAMPLES) continue;
     const numeric = o.integer + o.float;

@@ -106,6 +106,11 @@ export class DocumentStore {
       .filter((d): d is DocumentRecord => d !== undefined);
   }
 
+  /** The documents a job left processing (it ended without finishing them). */
+  processingOf(datasetId: string, jobId: string): DocumentRecord[] {
+    return [...this.db.getRange({ start: [datasetId], end: [datasetId, '\uffff'] })].map((e) => e.value).filter((d) => d.status === 'processing' && d.job_id === jobId);
+  }
+
   /** A page of a dataset's documents after `after` (a document id), in id order. */
   page(datasetId: string, after: string | null, limit: number, status?: DocumentStatus): { documents: DocumentRecord[]; more: boolean } {
     const out: DocumentRecord[] = [];

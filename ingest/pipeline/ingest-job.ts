@@ -204,7 +204,6 @@ export class IngestJobHandler implements JobHandler {
     const stopped = () => run.ctx.stopping() || bound.aborted;
     let staged: StagedFile | undefined;
     let doc: DocumentRecord | undefined;
-    const progress = { indexed: 0 };
     const existing = this.d.documents.byItem(record.id, source.id, itemId);
     const fresh = () =>
       this.d.documents.fresh({
@@ -244,9 +243,14 @@ export class IngestJobHandler implements JobHandler {
       this.d.observe?.('parse', parsed.parseMs, 1);
       this.d.observe?.('chunk', parsed.chunkMs, parsed.chunks.length);
 
-      const tokens = await this.embedAndIndex(run, doc, parsed.chunks, stopped, progress);
-      if (existing && existing.chunk_count > parsed.chunks.length) {
-        const stale = Array.from({ length: existing.chunk_count - parsed.chunks.length }, (_, i) => chunkId(doc!.id, parsed.chunks.length + i));
+      // While it is processing, chunk_count bounds the chunk ids that may be in the index (the old
+      // version's and the new one's), so a failure or a crash at any point can take them all out.
+      const upTo = Math.max(doc.chunk_count, parsed.chunks.length);
+      doc = { ...doc, chunk_count: upTo };
+      await this.d.documents.put(doc);
+      const tokens = await this.embedAndIndex(run, doc, parsed.chunks, stopped);
+      if (upTo > parsed.chunks.length) {
+        const stale = Array.from({ length: upTo - parsed.chunks.length }, (_, i) => chunkId(doc!.id, parsed.chunks.length + i));
         await this.d.writes.delete(record, { ids: stale });
       }
       t = Date.now();
@@ -297,8 +301,7 @@ export class IngestJobHandler implements JobHandler {
       if (!doc && !existing) doc = { ...fresh(), job_id: job.job_id };
       if (doc) {
         // A failed document is not searchable: neither its old chunks nor the part of the new ones already indexed.
-        const indexed = Math.max(existing?.chunk_count ?? 0, progress.indexed);
-        if (indexed > 0) await this.d.writes.delete(record, { ids: Array.from({ length: indexed }, (_, i) => chunkId(doc!.id, i)) }).catch(() => undefined);
+        if (doc.chunk_count > 0) await this.d.writes.delete(record, { ids: Array.from({ length: doc.chunk_count }, (_, i) => chunkId(doc!.id, i)) }).catch(() => undefined);
         // The original stays downloadable where the source retains it (to see what was wrong with it).
         const storage_key = connector.retainsOriginals ? (file.storage_key ?? file.item?.version ?? null) : null;
         await this.d.documents.put({ ...doc, status: 'failed', chunk_count: 0, storage_key, error_type: err.type, error_message: err.message });
@@ -310,7 +313,7 @@ export class IngestJobHandler implements JobHandler {
   }
 
   /** Embeds the chunks in batches and upserts one vector per chunk; returns their tokens. */
-  private async embedAndIndex(run: Run, doc: DocumentRecord, chunks: Chunk[], stopped: () => boolean, progress: { indexed: number }): Promise<number> {
+  private async embedAndIndex(run: Run, doc: DocumentRecord, chunks: Chunk[], stopped: () => boolean): Promise<number> {
     const { record, job } = run;
     let tokens = 0;
     for (let at = 0; at < chunks.length; at += this.opts.batchChunks) {
@@ -324,7 +327,6 @@ export class IngestJobHandler implements JobHandler {
         vectors: batch.map((c, i) => ({ id: chunkId(doc.id, c.index), values: vectors[i], metadata: chunkMetadata(doc, c) })),
       });
       this.d.observe?.('index', Date.now() - t, batch.length);
-      progress.indexed = at + batch.length;
       tokens += batch.reduce((s, c) => s + c.tokens, 0);
     }
     return tokens;
@@ -386,6 +388,26 @@ export class IngestJobHandler implements JobHandler {
     });
   }
 
+  /** The runner ended the job (time bound, attempts): documents it left processing end failed. */
+  async abandoned(job: JobRecord): Promise<void> {
+    await this.failDocuments(job, job.error_details?.type ?? 'internal', job.error_details?.message ?? 'the job ended');
+  }
+
+  private async failDocuments(job: JobRecord, type: string, message: string): Promise<void> {
+    const left = this.d.documents.processingOf(job.dataset_id, job.job_id);
+    let record: DatasetRecord | undefined;
+    try {
+      record = this.d.datasets.get(job.org_id, job.dataset_id);
+    } catch {
+      // The dataset is gone, and its vectors with it.
+    }
+    for (const doc of left) {
+      // Whatever part of it was indexed leaves search with it (chunk_count bounds it while processing).
+      if (record && doc.chunk_count > 0) await this.d.writes.delete(record, { ids: Array.from({ length: doc.chunk_count }, (_, i) => chunkId(doc.id, i)) }).catch(() => undefined);
+      await this.d.documents.put({ ...doc, status: 'failed', chunk_count: 0, error_type: type, error_message: message });
+    }
+  }
+
   private async failJob(job: JobRecord, type: string, message: string, t0: number): Promise<void> {
     const files = await this.d.queue.files(job.job_id);
     const current = (await this.d.queue.get(job.job_id))!;
@@ -393,6 +415,7 @@ export class IngestJobHandler implements JobHandler {
       finish(current, 'failed', { type: type as never, message }, t0),
       files.filter((f) => f.status === 'pending' || f.status === 'processing').map((f) => failedFile(f, type as never, message)),
     );
+    await this.failDocuments(job, type, message);
   }
 }
 
