@@ -19,7 +19,7 @@ import type { Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
 import { DocumentService } from '../ingest/documents/service.js';
-import { DocumentStore } from '../ingest/documents/store.js';
+import { DocumentStore } from '../catalog/documents/store.js';
 import { IngestJobs } from '../ingest/jobs.js';
 import { IngestJobHandler } from '../ingest/pipeline/ingest-job.js';
 import { ScheduleService } from '../ingest/schedules/service.js';

@@ -21,6 +21,15 @@ export class Dictionary {
     return this.codes.get(value);
   }
 
+  get size(): number {
+    return this.codes.size;
+  }
+
+  /** Every value coded so far (values of deleted rows included: codes are never reused). */
+  values(): string[] {
+    return [...this.codes.keys()];
+  }
+
   /** The code of `value`, assigning the next one (reported through `added`) when new. */
   intern(value: string, added: [string, number][]): number {
     let code = this.codes.get(value);

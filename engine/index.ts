@@ -6,6 +6,7 @@ import { native, type NativeQueryOptions, type NativeResult } from './native.js'
 
 export { Engine, type EngineOptions } from './engine.js';
 export { Dataset, type SearchPlan } from './dataset/dataset.js';
+export type { Matching } from './dataset/scan.js';
 export { mergeShards, receiptOf } from './dataset/search.js';
 export { SableError } from '../errors/codes.js';
 export { LOCAL_MODEL, LocalEmbeddingModel, localModelDir, localTokenizer } from './embedding/local-model.js';

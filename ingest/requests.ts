@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../catalog/json-schema.js';
 import { MAX_FILES_PER_JOB } from '../storage/object-store.js';
-import { DOCUMENT_STATUSES } from './documents/store.js';
+import { DOCUMENT_STATUSES } from '../catalog/documents/store.js';
 import { SOURCE_TYPES } from './sources/types.js';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());

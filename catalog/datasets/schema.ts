@@ -12,13 +12,13 @@ const ALIASES: Record<string, SchemaType> = {
 };
 const NAME = /^[A-Za-z0-9_.\-]{1,128}$/;
 export const MAX_FIELDS = 128;
-/** Values seen before a field may be promoted from observed data, and the agreement needed. */
 /**
  * The document's own text is what a search returns, never something to filter on by equality:
  * it is not inferred into a filter column (where every chunk of text would be held in memory
  * again); a schema may still declare it.
  */
 const NEVER_INFERRED = new Set(['text', 'doc_value']);
+/** Values seen before a field may be promoted from observed data, and the agreement needed. */
 const PROMOTE_SAMPLES = 20;
 const PROMOTE_CONFIDENCE = 0.95;
 
@@ -57,7 +57,6 @@ export function applySchema(current: SchemaEntry[], fields: { name: string; type
   return next;
 }
 
-/** Counts metadata value kinds of an insert batch into the observations. */
 /** Adds counts observed elsewhere (a bulk load counts its columns without per-row objects). */
 export function addObservations(obs: Observations, counts: Observations): void {
   for (const [k, c] of Object.entries(counts)) {
@@ -69,6 +68,7 @@ export function addObservations(obs: Observations, counts: Observations): void {
   }
 }
 
+/** Counts metadata value kinds of an insert batch into the observations. */
 export function observe(obs: Observations, metadata: Record<string, unknown>[]): void {
   for (const m of metadata) {
     for (const [k, v] of Object.entries(m)) {

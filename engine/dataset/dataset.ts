@@ -7,12 +7,14 @@ import type { FusedHit } from '../fusion.js';
 import type { NativeResult } from '../native.js';
 import type { DatasetManifest, Storage } from '../storage.js';
 import type {
+  AdvancedFilter,
   BatchSearchOptions,
   DatasetStats,
   Hit,
   Metadata,
   PromotionPolicy,
   Receipt,
+  Scalar,
   SearchOptions,
   SlaConfig,
   SlaStatus,
@@ -22,6 +24,7 @@ import { compact } from './compaction.js';
 import { DatasetCore } from './core.js';
 import { hybridSearch, keywordSearch, scoreIds, type DenseSearch } from './hybrid.js';
 import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, startAgeTimer, startGrowing } from './partitions.js';
+import { columnValues, matching, type Matching } from './scan.js';
 import * as search from './search.js';
 import * as settings from './settings.js';
 import { deleteIds, upsert } from './writes.js';
@@ -161,6 +164,16 @@ export class Dataset {
     runDense: DenseSearch = async (q, o) => search.searchDetailed(this.core, q, o),
   ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
     return hybridSearch(this.core, query, text, opts, runDense);
+  }
+
+  /** The ids of live rows the filters admit, at most `limit` of them. */
+  matching(filters?: Record<string, Scalar>, advancedFilters?: AdvancedFilter[], limit = 100_000): Matching {
+    return matching(this.core, filters, advancedFilters, limit);
+  }
+
+  /** The values of a string filter column, or null when it is not one or holds more than `limit`. */
+  columnValues(field: string, limit = 1000): string[] | null {
+    return columnValues(this.core, field, limit);
   }
 
   getVector(id: number): Float32Array | undefined {

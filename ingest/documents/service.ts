@@ -6,7 +6,7 @@
 import { badRequest, SableError } from '../../errors/codes.js';
 import type { ObjectStore } from '../../storage/object-store.js';
 import type { Readable } from 'node:stream';
-import { DOCUMENT_STATUSES, publicDocument, type DocumentStatus, type DocumentStore } from './store.js';
+import { DOCUMENT_STATUSES, publicDocument, type DocumentStatus, type DocumentStore } from '../../catalog/documents/store.js';
 
 const DOWNLOAD_URL_SECONDS = 300;
 

@@ -26,7 +26,7 @@ import type { VectorWrites } from '../../retrieval/vectors.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { Chunk, ParsePool, Selectors } from '../../workers/index.js';
 import type { Connector, ConnectorContext } from '../connectors/connector.js';
-import type { DocumentRecord, DocumentStore } from '../documents/store.js';
+import { chunkId, type DocumentRecord, type DocumentStore } from '../../catalog/documents/store.js';
 import type { ScheduleRecords } from '../schedules/store.js';
 import type { SourceRecord, SourceStore } from '../sources/store.js';
 import { chunkingFor } from './budget.js';
@@ -417,11 +417,6 @@ export class IngestJobHandler implements JobHandler {
     );
     await this.failDocuments(job, type, message);
   }
-}
-
-/** The string id of a document's chunk (stored under its 53-bit hash, like any string id). */
-export function chunkId(documentId: string, index: number): string {
-  return `${documentId}:${index}`;
 }
 
 /** What a chunk's vector carries: its text (documents, hybrid search) and its provenance. */

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'lmdb';
-import type { ControlStore } from '../../catalog/store.js';
+import type { ControlStore } from '../store.js';
 
 export const DOCUMENT_STATUSES = ['processing', 'ready', 'failed'] as const;
 export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
@@ -40,6 +40,11 @@ export interface DocumentRecord {
   job_id: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** The string id of a document's chunk (stored under its 53-bit hash, like any string id). */
+export function chunkId(documentId: string, index: number): string {
+  return `${documentId}:${index}`;
 }
 
 export class DocumentStore {
