@@ -2,7 +2,7 @@
  * The layer rules of the tree, checked by `npm test` (npm run check:layers). Layers import
  * downward only:
  *
- *   control-plane -> ingest -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
+ *   control-plane -> {answer, ingest} -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
  *
  * with errors/ below everything. Nothing imports control-plane; engine internals are reached
  * through engine/index.ts only; the native addon is loaded by engine/native.ts only (a test
@@ -18,7 +18,8 @@ const LAYERS = {
   retrieval: ['errors', 'engine', 'workers', 'outbound', 'catalog'],
   jobs: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog'],
   ingest: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs'],
-  'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest'],
+  answer: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval'],
+  'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest', 'answer'],
 };
 const ALL = Object.keys(LAYERS);
 

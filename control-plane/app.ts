@@ -4,6 +4,11 @@
  */
 import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PreviewSigner } from '../answer/preview-ref.js';
+import { RunStore } from '../answer/runs/run-store.js';
+import { AnswerService } from '../answer/service.js';
+import { SessionService } from '../answer/sessions/service.js';
+import { SessionStore } from '../answer/sessions/store.js';
 import { DatasetService } from '../catalog/datasets/service.js';
 import { loadMasterKey } from '../catalog/secrets/master-key.js';
 import { SecretStore } from '../catalog/secrets/store.js';
@@ -43,10 +48,12 @@ import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { documentRoutes } from './routes/documents.js';
+import { intelligenceRoutes } from './routes/intelligence.js';
 import { jobRoutes } from './routes/jobs.js';
 import { opsRoutes } from './routes/ops.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { sourceConfigComponents, sourceRoutes } from './routes/sources.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { vectorRoutes } from './routes/vectors.js';
@@ -112,6 +119,14 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets, connectors);
   const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
+  // Answers: questions over the datasets, as runs that stream, with chat sessions.
+  const sessionStore = new SessionStore(store);
+  const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg });
+  const previews = new PreviewSigner(masterKey);
+  const answers = new AnswerService(
+    { datasets, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },
+    { maxTokens: config.answers.maxTokens, defaultMaxSteps: config.answers.defaultMaxSteps, defaultDeadlineSeconds: config.answers.defaultDeadlineSeconds, llm: config.answers.llm },
+  );
   datasets.onDelete(async (id) => {
     await documentStore.removeDataset(id);
     await scheduleStore.removeDataset(id);
@@ -141,6 +156,8 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...jobRoutes(jobs, runner, ingest),
     ...sourceRoutes(sources, ingest, (req) => uploadBase(req)),
     ...scheduleRoutes(schedules, jobs),
+    ...intelligenceRoutes({ answers, runs, datasets, previews }),
+    ...sessionRoutes(new SessionService(sessionStore, datasets)),
   );
   const handler = async (req: Request) => {
     const { response, pattern } = await router.handle(req);
@@ -172,6 +189,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     async close() {
       await server!.close();
       await uploadServer?.close();
+      await runs.close();
       await scheduler.close();
       await runner.close();
       await parse.close();

@@ -38,6 +38,7 @@ export interface Config {
   ingest: IngestSettings;
   /** How often due schedules are looked for. */
   scheduleTickMs: number;
+  answers: AnswerConfig;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
 }
@@ -54,6 +55,17 @@ export interface IngestSettings {
   maxFileBytes: number;
   /** Sources may reach private, loopback and link-local addresses. */
   allowPrivateNetwork: boolean;
+}
+
+export interface AnswerConfig {
+  /** Tokens a run may gather and generate. */
+  maxTokens: number;
+  defaultMaxSteps: number;
+  defaultDeadlineSeconds: number;
+  /** How long a run whose stream dropped keeps working for a caller to re-attach. */
+  detachGraceMs: number;
+  maxRunningPerOrg: number;
+  llm: { url: string; model: string; timeoutMs: number; keySecret: string; apiKey?: string } | null;
 }
 
 export interface Setting {
@@ -104,6 +116,15 @@ export const SETTINGS: Setting[] = [
   { flag: 'ingest-max-file-bytes', env: 'SABLE_INGEST_MAX_FILE_BYTES', default: String(100 * MB), takes: 'N', int: [1, 2 ** 40], help: 'largest uploaded document that is parsed (100 MiB); larger ones fail file_too_large' },
   { flag: 'allow-private-network', env: 'SABLE_ALLOW_PRIVATE_NETWORK', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'let sources reach private, loopback and link-local addresses (a bucket or site on this machine or LAN)' },
   { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
+  { flag: 'llm-url', env: 'SABLE_LLM_URL', takes: 'URL', help: 'an OpenAI-compatible chat endpoint (e.g. https://api.openai.com/v1): answers are generated, agentic mode uses its tools; default: extractive answers, no model' },
+  { flag: 'llm-model', env: 'SABLE_LLM_MODEL', default: 'gpt-4o-mini', takes: 'NAME', help: 'the chat model, with --llm-url' },
+  { flag: 'llm-key-secret', env: 'SABLE_LLM_KEY_SECRET', default: 'llm_api_key', takes: 'NAME', help: "organization secret holding the chat endpoint's key (else SABLE_LLM_API_KEY)" },
+  { flag: 'llm-timeout-ms', env: 'SABLE_LLM_TIMEOUT_MS', default: '30000', takes: 'N', int: [100, 600_000], help: 'time bound of one call to the chat endpoint (the answer falls back to extractive past it)' },
+  { flag: 'answer-max-tokens', env: 'SABLE_ANSWER_MAX_TOKENS', default: '8000', takes: 'N', int: [10, 1_000_000], help: 'tokens one question may gather and generate' },
+  { flag: 'answer-max-steps', env: 'SABLE_ANSWER_MAX_STEPS', default: '6', takes: 'N', int: [1, 24], help: 'tool steps of a question that sets no max_steps' },
+  { flag: 'answer-deadline-seconds', env: 'SABLE_ANSWER_DEADLINE_SECONDS', default: '60', takes: 'N', int: [5, 600], help: 'wall clock of a question that sets no deadline_seconds' },
+  { flag: 'answer-detach-grace-ms', env: 'SABLE_ANSWER_DETACH_GRACE_MS', default: '10000', takes: 'N', int: [0, 600_000], help: 'how long a run whose stream dropped keeps working for the caller to re-attach (then it is cancelled)' },
+  { flag: 'answer-max-runs', env: 'SABLE_ANSWER_MAX_RUNS', default: '32', takes: 'N', int: [1, 10_000], help: 'questions of one organization answered at once (more: 429)' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
 ];
 
@@ -112,6 +133,7 @@ export const SECRET_ENV = [
   ['SABLE_MASTER_KEY', 'key of organization secrets (64 hex characters or base64 of 32 bytes); default: master.key in the data directory'],
   ['SABLE_S3_ACCESS_KEY_ID', 'S3 access key (or AWS_ACCESS_KEY_ID)'],
   ['SABLE_S3_SECRET_ACCESS_KEY', 'S3 secret key (or AWS_SECRET_ACCESS_KEY)'],
+  ['SABLE_LLM_API_KEY', 'key of the chat endpoint (an organization secret named by --llm-key-secret wins)'],
 ] as const;
 
 const byFlag = new Map(SETTINGS.map((s) => [s.flag, s]));
@@ -165,12 +187,26 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
     ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true' },
     scheduleTickMs: int('schedule-tick-ms'),
+    answers: {
+      maxTokens: int('answer-max-tokens'),
+      defaultMaxSteps: int('answer-max-steps'),
+      defaultDeadlineSeconds: int('answer-deadline-seconds'),
+      detachGraceMs: int('answer-detach-grace-ms'),
+      maxRunningPerOrg: int('answer-max-runs'),
+      llm: llmSettings(str('llm-url'), str('llm-model')!, int('llm-timeout-ms'), str('llm-key-secret')!, env.SABLE_LLM_API_KEY),
+    },
   };
 }
 
 /** Names a value by where it came from: the flag when given, else its variable. */
 function source(flag: string, flags: Record<string, string | undefined>): string {
   return flags[flag] !== undefined ? `--${flag}` : byFlag.get(flag)!.env;
+}
+
+function llmSettings(url: string | undefined, model: string, timeoutMs: number, keySecret: string, apiKey: string | undefined): AnswerConfig['llm'] {
+  if (!url) return null;
+  if (!/^https?:\/\//.test(url)) throw configError(`SABLE_LLM_URL must be an http(s) URL (got '${url}')`);
+  return { url: url.replace(/\/+$/, ''), model, timeoutMs, keySecret, ...(apiKey ? { apiKey } : {}) };
 }
 
 /** Object storage is on when an endpoint is set; its keys come from the environment only. */

@@ -7,6 +7,10 @@ import { tooLarge, type Handler, type HttpServer, type Response, type ServerOpti
 export function createNodeServer(handler: Handler, opts: ServerOptions): HttpServer {
   const server = createServer((req, res) => {
     const startedAt = process.hrtime.bigint();
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const send = (out: Response) => {
       if (res.headersSent || res.destroyed) return;
       res.writeHead(out.status, out.headers);
@@ -32,7 +36,7 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
         send(out);
         if (!req.complete) res.once('finish', () => req.destroy());
       };
-      handler({ method, path: url.pathname, query: url.searchParams, headers: headersOf(), body: Buffer.alloc(0), stream: req, startedAt }).then(
+      handler({ method, path: url.pathname, query: url.searchParams, headers: headersOf(), body: Buffer.alloc(0), stream: req, startedAt, signal: gone.signal }).then(
         sendStreamed,
         () => sendStreamed({ status: 500, body: '{"error":"internal","message":"internal error"}' }),
       );
@@ -69,6 +73,7 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
         headers: headersOf(),
         body: Buffer.concat(chunks),
         startedAt,
+        signal: gone.signal,
       }).then(send, () => send({ status: 500, body: '{"error":"internal","message":"internal error"}' }));
     });
   });

@@ -12,6 +12,8 @@ export interface Request {
   stream?: Readable;
   /** Microsecond clock at arrival, for metrics. */
   startedAt: bigint;
+  /** Aborts when the client goes away before the answer is complete (long work stops with it). */
+  signal?: AbortSignal;
 }
 
 export interface Response {

@@ -26,8 +26,10 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
 
   app.any('/*', (res, req) => {
     const state: State = { aborted: false };
+    const gone = new AbortController();
     res.onAborted(() => {
       state.aborted = true;
+      gone.abort();
       state.stream?.destroy(new Error('the client went away during the upload'));
       state.answer?.destroy();
     });
@@ -42,6 +44,7 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
       headers,
       body: Buffer.alloc(0),
       startedAt: process.hrtime.bigint(),
+      signal: gone.signal,
     };
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
     if (opts.streams?.(request.method, request.path)) {

@@ -24,7 +24,7 @@ import { compact } from './compaction.js';
 import { DatasetCore } from './core.js';
 import { hybridSearch, keywordSearch, scoreIds, type DenseSearch } from './hybrid.js';
 import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, startAgeTimer, startGrowing } from './partitions.js';
-import { columnValues, matching, type Matching } from './scan.js';
+import { admits, columnValues, matching, type Matching } from './scan.js';
 import * as search from './search.js';
 import * as settings from './settings.js';
 import { deleteIds, upsert } from './writes.js';
@@ -169,6 +169,11 @@ export class Dataset {
   /** The ids of live rows the filters admit, at most `limit` of them. */
   matching(filters?: Record<string, Scalar>, advancedFilters?: AdvancedFilter[], limit = 100_000): Matching {
     return matching(this.core, filters, advancedFilters, limit);
+  }
+
+  /** Which of `ids` are live rows the filters admit (1) or not (0). */
+  admits(ids: Float64Array, filters?: Record<string, Scalar>, advancedFilters?: AdvancedFilter[]): Uint8Array {
+    return admits(this.core, ids, filters, advancedFilters);
   }
 
   /** The values of a string filter column, or null when it is not one or holds more than `limit`. */

@@ -6,9 +6,10 @@ import { invalid } from '../../errors/codes.js';
 import { fuse, type FusedHit } from '../fusion.js';
 import type { KeywordIndex } from '../keyword/bm25.js';
 import { rebuildKeywordIndex } from '../keyword/persist.js';
-import { native, type NativeQueryOptions } from '../native.js';
+import { native } from '../native.js';
 import type { Hit, Receipt, SearchOptions } from '../types.js';
 import type { DatasetCore } from './core.js';
+import { matchIds } from './scan.js';
 import { checkQuery, MAX_TOP_K, plan } from './search.js';
 
 export type DenseSearch = (q: Float32Array, o: SearchOptions) => Promise<{ hits: Hit[]; receipt: Receipt }>;
@@ -22,16 +23,6 @@ function keywordIndex(core: DatasetCore): Promise<KeywordIndex> {
       throw e;
     });
   return core.keywordBuild;
-}
-
-/** 1 for each id that is live and passes the predicates. */
-function matchIds(core: DatasetCore, ids: Float64Array, predicates: NativeQueryOptions['predicates']): Uint8Array {
-  const out = new Uint8Array(ids.length);
-  for (const p of core.partitions) {
-    const m = native.segmentMatch(p.handle, ids, { predicates });
-    for (let i = 0; i < m.length; i++) out[i] |= m[i];
-  }
-  return out;
 }
 
 /** Scores of the ids' vectors against a query (NaN for ids without a live vector). */

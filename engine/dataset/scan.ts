@@ -4,7 +4,7 @@
  * planner matches a question's words against). Filters mean what they mean in a search.
  */
 import { compileFilters } from '../filters.js';
-import { native } from '../native.js';
+import { native, type NativeQueryOptions } from '../native.js';
 import type { AdvancedFilter, Scalar } from '../types.js';
 import type { DatasetCore } from './core.js';
 
@@ -33,6 +33,22 @@ export function matching(core: DatasetCore, filters: Record<string, Scalar> | un
     }
   }
   return { ids: Float64Array.from(out), truncated: false };
+}
+
+/** 1 for each id that is live and passes the predicates. */
+export function matchIds(core: DatasetCore, ids: Float64Array, predicates: NativeQueryOptions['predicates']): Uint8Array {
+  const out = new Uint8Array(ids.length);
+  for (const p of core.partitions) {
+    const m = native.segmentMatch(p.handle, ids, { predicates });
+    for (let i = 0; i < m.length; i++) out[i] |= m[i];
+  }
+  return out;
+}
+
+/** Which of `ids` are live rows the filters admit (1) or not (0). */
+export function admits(core: DatasetCore, ids: Float64Array, filters: Record<string, Scalar> | undefined, advanced: AdvancedFilter[] | undefined): Uint8Array {
+  core.checkOpen();
+  return matchIds(core, ids, compileFilters(core.ctx, filters, advanced));
 }
 
 /** The values of a string column, or null when it is not one or holds more than `limit`. */

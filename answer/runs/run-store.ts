@@ -1,0 +1,82 @@
+/**
+ * The runs of the last 15 minutes, by organization: a run id is unique within its organization
+ * only (callers choose them), and another organization's run is not found. Runs live in memory:
+ * a run is the work of this process, and what must outlive it (a session's messages and trace)
+ * is written to LMDB by the session store.
+ */
+import { randomUUID } from 'node:crypto';
+import { SableError } from '../../errors/codes.js';
+import { Run } from './run.js';
+
+export const RUN_RETENTION_MS = 15 * 60_000;
+
+export interface RunStoreOptions {
+  /** How long a run whose listeners all left keeps working, waiting for one to re-attach. */
+  detachGraceMs: number;
+  /** Runs of one organization working at once; one more is refused (429). */
+  maxRunningPerOrg: number;
+  /** Runs kept in all (the oldest ended ones go first). */
+  maxKept?: number;
+}
+
+export class RunStore {
+  private readonly runs = new Map<string, Run>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly opts: RunStoreOptions) {
+    this.sweeper = setInterval(() => this.sweep(), 30_000);
+    this.sweeper.unref();
+  }
+
+  get(orgId: string, id: string): Run | undefined {
+    const run = this.runs.get(key(orgId, id));
+    if (run && this.expired(run, Date.now())) {
+      this.runs.delete(key(orgId, id));
+      return undefined;
+    }
+    return run;
+  }
+
+  find(orgId: string, id: string): Run {
+    const run = this.get(orgId, id);
+    if (!run) throw new SableError('run_not_found', `run ${id} was not found (runs are kept ${RUN_RETENTION_MS / 60_000} minutes)`);
+    return run;
+  }
+
+  create(orgId: string, query: string, id: string = randomUUID()): Run {
+    let running = 0;
+    for (const r of this.runs.values()) if (r.orgId === orgId && r.running) running++;
+    if (running >= this.opts.maxRunningPerOrg) {
+      throw new SableError('rate_limited', `${running} questions of this organization are being answered; retry when one ends`, { retryAfterSeconds: 1 });
+    }
+    const run = new Run(id, orgId, query, this.opts.detachGraceMs);
+    this.runs.set(key(orgId, id), run);
+    this.sweep();
+    return run;
+  }
+
+  /** Stops every running run (the service is closing) and waits for them to end. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const running = [...this.runs.values()].filter((r) => r.running);
+    for (const r of running) r.abort.abort(new Error('the service is stopping'));
+    await Promise.all(running.map((r) => r.whenEnded()));
+  }
+
+  private expired(run: Run, now: number): boolean {
+    return run.endedAt !== null && now - run.endedAt > RUN_RETENTION_MS;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [k, r] of this.runs) if (this.expired(r, now)) this.runs.delete(k);
+    const max = this.opts.maxKept ?? 10_000;
+    if (this.runs.size <= max) return;
+    const ended = [...this.runs.entries()].filter(([, r]) => !r.running).sort((a, b) => a[1].endedAt! - b[1].endedAt!);
+    for (const [k] of ended.slice(0, this.runs.size - max)) this.runs.delete(k);
+  }
+}
+
+function key(orgId: string, id: string): string {
+  return `${orgId}\u0000${id}`;
+}

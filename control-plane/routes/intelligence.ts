@@ -1,0 +1,99 @@
+/**
+ * The intelligence routes: the query (SSE or JSON), its runs (status, events after a seq, or the
+ * same as SSE for an EventSource to resume by itself), and previews of cited sources.
+ */
+import type { DatasetService } from '../../catalog/datasets/service.js';
+import { SableError } from '../../errors/codes.js';
+import type { PreviewSigner } from '../../answer/preview-ref.js';
+import * as A from '../../answer/requests.js';
+import type { Run } from '../../answer/runs/run.js';
+import type { RunStore } from '../../answer/runs/run-store.js';
+import type { AnswerService } from '../../answer/service.js';
+import { visibleMetadata } from '../../retrieval/vectors.js';
+import { route, type Route } from '../http/router.js';
+import { resumeAfter, SSE_HEADERS, sseStream, wantsEventStream } from '../http/sse.js';
+import { json, type Request, type Response } from '../http/types.js';
+import { errorResponse } from '../http/status.js';
+
+export interface IntelligenceDeps {
+  answers: AnswerService;
+  runs: RunStore;
+  datasets: DatasetService;
+  previews: PreviewSigner;
+}
+
+export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
+  return [
+    route({
+      method: 'POST', path: '/intelligence/query', auth: 'key', summary: 'Answer a question from the datasets, with citations (SSE or JSON)', body: A.IntelligenceQuery,
+      responses: { 200: A.IntelligenceAnswer },
+      description:
+        'stream true (default): text/event-stream, each chunk `id: <seq>` and `data: {chunk_type, content, metadata}`; the first chunk ' +
+        '(event query.received, with run_id) is sent before any search or model call; citation comes before done; done is last, once, with ' +
+        'run_id and status. stream false: the answer object once the run ends. A stream that drops leaves its run working ' +
+        'for a grace period (SABLE_ANSWER_DETACH_GRACE_MS): sending the same query with its run_id re-attaches and replays the chunks after ' +
+        'Last-Event-ID; past the grace period the run is cancelled. A JSON request whose client leaves is treated the same way. ' +
+        'filters and advanced_filters are authorization: ANDed into every search, read and computation of the run. ' +
+        'Without a configured model (SABLE_LLM_URL) the answer is extractive: sentences of the retrieved chunks, each cited. ' +
+        'Errors before the first chunk are JSON: 400 invalid_request (dataset_id is retired: send dataset_ids), 404 dataset_not_found, ' +
+        '404 session_not_found, 409 run_conflict (a run_id of another question), 429 rate_limited, 503 dataset_not_ready.',
+      handler: async ({ req, caller, body }) => {
+        const { run } = d.answers.start(caller.orgId, body);
+        if (body.stream ?? true) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, resumeAfter(req)) };
+        return answerWhenDone(run, req);
+      },
+    }),
+    {
+      method: 'GET', path: '/intelligence/runs/:runId', auth: 'key', summary: "A run's status, trace and answer so far", responses: { 200: A.RunRecord },
+      description: 'Runs are kept 15 minutes after they end, visible only to their organization (run_not_found otherwise).',
+      handler: async ({ caller, params }) => json(200, d.runs.find(caller.orgId, params.runId).record(0)),
+    },
+    {
+      method: 'GET', path: '/intelligence/runs/:runId/events', auth: 'key', summary: "A run's events after a seq (JSON), or its chunks as SSE", responses: { 200: A.RunRecord },
+      description:
+        'Query after (a seq; default 0). JSON: {run_id, status, events, last_seq, answer} with the trace events after that seq. ' +
+        'With Accept: text/event-stream: the chunks after that seq (or after Last-Event-ID) as SSE, live until done, so an EventSource resumes by itself.',
+      handler: async ({ req, caller, params }) => {
+        const run = d.runs.find(caller.orgId, params.runId);
+        const after = resumeAfter(req);
+        if (wantsEventStream(req)) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, after) };
+        return json(200, run.record(after));
+      },
+    },
+    {
+      method: 'GET', path: '/intelligence/previews/:ref', auth: 'key', summary: 'The passages a cited source showed, from its preview_ref',
+      description: 'preview_ref is opaque and signed; it expires after 24 hours. Answers {name, dataset_id, dataset_document_id, chunks: [{chunk_id, text, metadata}], download_path}.',
+      handler: async ({ caller, params }) => {
+        const t = d.previews.open(params.ref);
+        if (!t || t.org !== caller.orgId) throw new SableError('not_found', 'the preview reference is unknown or expired');
+        const r = d.datasets.get(caller.orgId, t.dataset);
+        const ds = d.datasets.engineOf(r);
+        const chunks = t.ids.flatMap((id) => {
+          const m = ds.getMetadata(id);
+          if (!m) return [];
+          return [{ chunk_id: d.datasets.externalIdOf(r, id) ?? String(id), text: typeof m.text === 'string' ? m.text : '', metadata: visibleMetadata(m, false) }];
+        });
+        const name = chunks.find((c) => typeof c.metadata.name === 'string')?.metadata.name ?? null;
+        return json(200, {
+          name,
+          dataset_id: r.id,
+          dataset_document_id: t.document,
+          chunks,
+          download_path: t.document ? `/datasets/${r.id}/documents/${t.document}/download` : null,
+        });
+      },
+    },
+  ];
+}
+
+/** The JSON answer when the run ends; a client that leaves first detaches (the grace period applies). */
+async function answerWhenDone(run: Run, req: Request): Promise<Response> {
+  const detach = run.attach(run.lastSeq, () => undefined);
+  const gone = new Promise<void>((resolve) => req.signal?.addEventListener('abort', () => resolve(), { once: true }));
+  await Promise.race([run.whenEnded(), gone]);
+  detach();
+  if (run.running) return json(499, { error: 'invalid_request', message: 'the client went away' });
+  if (run.status === 'succeeded') return json(200, run.result);
+  if (run.failure) return errorResponse(new SableError(run.failure.code as never, run.failure.message));
+  return json(409, { error: 'run_conflict', message: `run ${run.id} ended ${run.status}` });
+}
