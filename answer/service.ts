@@ -435,7 +435,9 @@ export class AnswerService {
     }
     let message: string | null = null;
     if (used === 'extractive') {
-      const picked = pickSentences(p.search_query, cited);
+      // The sentences answer this question; the one it follows only widened the search.
+      let picked = pickSentences(body.query, cited);
+      if (picked.length === 0) picked = pickSentences(p.search_query, cited);
       const parts = picked.map((s) => checkSentence(`${s.text} [${s.source}]`, cited, true));
       for (const c of parts) {
         dropped.push(...c.dropped);

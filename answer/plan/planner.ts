@@ -163,26 +163,29 @@ function comparisonFilters(fields: FieldView[], question: string): AdvancedFilte
   for (const [op, re] of COMPARISONS) {
     for (const m of question.matchAll(re)) {
       const before = question.slice(Math.max(0, m.index - 60), m.index).split(/\s+/).slice(-5).join(' ');
-      const field = mentioned(fields.filter((f) => f.numeric && !/year/i.test(f.name)), before);
+      const field = mentioned(fields.filter((f) => f.numeric), before);
       if (field) out.push({ field: field.name, op, value: Number(m[1]) });
     }
   }
   return out;
 }
 
-/** "in 2021", "after 2019": on a numeric year field; on a date stored as a string, a note. */
+/**
+ * "in 2021", "after 2019": on the date field the question names (else a numeric year field);
+ * a date stored as a string cannot be range-filtered, and a numeric date that is not a year
+ * (epoch seconds? milliseconds?) is not guessed at: both get a note instead of a filter.
+ */
 function yearFilters(fields: FieldView[], question: string, notes: string[], dataset: string): AdvancedFilter[] {
   const out: AdvancedFilter[] = [];
   for (const [op, re] of YEARS) {
     for (const m of question.matchAll(re)) {
       const year = Number(m[1]);
-      const numericYear = fields.find((f) => f.numeric && /year/i.test(f.name));
-      if (numericYear) {
-        out.push({ field: numericYear.name, op, value: year });
-        continue;
-      }
-      const stringDate = fields.find((f) => f.dateLike && !f.numeric);
-      if (stringDate) notes.push(`${dataset}: '${stringDate.name}' stores dates as strings, so "${m[0]}" cannot be range-filtered; searched without that filter`);
+      const named = mentioned(fields.filter((f) => f.dateLike), question);
+      const target = named ?? fields.find((f) => f.numeric && /year/i.test(f.name)) ?? fields.find((f) => f.dateLike && !f.numeric);
+      if (!target) continue;
+      if (target.numeric && /year/i.test(target.name)) out.push({ field: target.name, op, value: year });
+      else if (!target.numeric) notes.push(`${dataset}: '${target.name}' stores dates as strings, so "${m[0]}" cannot be range-filtered; searched without that filter`);
+      else notes.push(`${dataset}: '${target.name}' holds numbers that are not years, so "${m[0]}" was not turned into a filter`);
     }
   }
   return out;
