@@ -8,6 +8,7 @@ export interface ChatSettings {
   /** Base URL, e.g. https://api.openai.com/v1 (the client posts to {url}/chat/completions). */
   url: string;
   model: string;
+  /** Longest wait for the answer to start, and between two of its chunks (a slow answer that keeps coming is not cut). */
   timeoutMs: number;
 }
 
@@ -47,8 +48,30 @@ export async function* chatStream(
   messages: ChatMessage[],
   opts: { tools?: ToolDefinition[]; signal: AbortSignal; maxTokens?: number },
 ): AsyncGenerator<ChatDelta> {
-  const timeout = AbortSignal.timeout(settings.timeoutMs);
+  const idle = new AbortController();
+  const timeout = idle.signal;
+  let timer = setTimeout(() => idle.abort(), settings.timeoutMs);
+  const awake = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => idle.abort(), settings.timeoutMs);
+  };
   const signal = AbortSignal.any([opts.signal, timeout]);
+  try {
+    yield* exchange(settings, apiKey, messages, opts, signal, timeout, awake);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function* exchange(
+  settings: ChatSettings,
+  apiKey: string | undefined,
+  messages: ChatMessage[],
+  opts: { tools?: ToolDefinition[]; signal: AbortSignal; maxTokens?: number },
+  signal: AbortSignal,
+  timeout: AbortSignal,
+  awake: () => void,
+): AsyncGenerator<ChatDelta> {
   let res: Response;
   try {
     res = await fetch(`${settings.url.replace(/\/+$/, '')}/chat/completions`, {
@@ -78,10 +101,12 @@ export async function* chatStream(
   }
   if (!res.body) throw new ChatError('bad_answer', 'the model endpoint sent no body');
   const calls = new Map<number, ToolCall>();
+  let finished = false;
   let buffer = '';
   const decoder = new TextDecoder();
   try {
     for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+      awake();
       buffer += decoder.decode(bytes, { stream: true });
       let nl: number;
       while ((nl = buffer.indexOf('\n')) >= 0) {
@@ -96,6 +121,7 @@ export async function* chatStream(
         const delta = parse(data);
         if (delta.usage) yield { type: 'usage', prompt: delta.usage.prompt_tokens ?? 0, completion: delta.usage.completion_tokens ?? 0 };
         const choice = delta.choices?.[0];
+        if (choice?.finish_reason) finished = true;
         const text = choice?.delta?.content;
         if (typeof text === 'string' && text !== '') yield { type: 'text', text };
         for (const tc of choice?.delta?.tool_calls ?? []) {
@@ -112,12 +138,13 @@ export async function* chatStream(
     if (e instanceof ChatError) throw e;
     throw failure(e, timeout, opts.signal);
   }
-  // A server that closes without [DONE] still delivered what it sent.
+  // A stream that ends without [DONE] nor a finish reason was cut: what came is not the whole answer.
+  if (!finished) throw new ChatError('bad_answer', 'the model endpoint closed the stream before the answer was finished');
   if (calls.size) yield { type: 'tool_calls', calls: [...calls.values()] };
 }
 
 interface Chunk {
-  choices?: { delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
+  choices?: { finish_reason?: string | null; delta?: { content?: string | null; tool_calls?: { index?: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 

@@ -42,12 +42,20 @@ export class SentenceSplitter {
   push(delta: string): string[] {
     this.buffer += delta;
     const out: string[] = [];
-    const re = /[.!?]["')\]]*((?:\s*\[\d+\])*)(?=\s)|\n/g;
+    const stop = /[.!?]["')]*(?=\s)|\n/g;
     let start = 0;
-    for (let m = re.exec(this.buffer); m !== null; m = re.exec(this.buffer)) {
-      const end = m.index + m[0].length;
-      // A marker may still follow: wait for the next character when the match ends the buffer.
-      if (end >= this.buffer.length) break;
+    for (let m = stop.exec(this.buffer); m !== null; m = stop.exec(this.buffer)) {
+      let end = m.index + m[0].length;
+      if (m[0] !== '\n' && ABBREVIATIONS.test(this.buffer.slice(Math.max(0, m.index - 8), m.index + 1))) continue;
+      if (m[0] !== '\n') {
+        // Markers after the full stop belong to this sentence: wait until what follows is known.
+        const rest = this.buffer.slice(end);
+        const markers = /^(?:\s*\[\d+\])*/.exec(rest)![0];
+        const after = rest.slice(markers.length);
+        if (after.trim() === '' || /^\s*\[\d*$/.test(after)) break;
+        end += markers.length;
+        stop.lastIndex = end;
+      }
       out.push(this.buffer.slice(start, end));
       start = end;
     }

@@ -66,6 +66,8 @@ export async function startChatServer() {
         if (b.kind === 'text' && b.delayMs) await new Promise((r) => setTimeout(r, b.delayMs));
       }
       if (b.kind === 'cut') {
+        // What was written reaches the client, then the connection drops mid-answer.
+        await new Promise((r) => setTimeout(r, 50));
         res.destroy();
         return;
       }
@@ -93,7 +95,8 @@ export async function startChatServer() {
 /** What a model told to cite would say: the first sentence of source [1], cited, and one claim it cannot back. */
 function fromSources(body: ChatRequest['body']): Behaviour {
   const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
-  const first = /\[1\] [^\n]*\n([^\n]+)/.exec(system)?.[1] ?? 'The sources say nothing.';
-  const sentence = /^(.+?[.!?])(\s|$)/.exec(first)?.[1] ?? first;
+  const source = system.split('[1] ')[1]?.split('\n').slice(1).join('\n') ?? '';
+  const line = source.split('\n').find((l) => l.trim().split(/\s+/).length >= 5) ?? 'The sources say nothing.';
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(line.trim())?.[1] ?? line.trim();
   return { kind: 'text', text: `${sentence} [1] The moon is made of green cheese. [2]` };
 }
