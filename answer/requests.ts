@@ -128,6 +128,14 @@ export const RunRecord = Type.Object({
   answer: Type.String(),
 });
 
+export const StreamChunk = Type.Object({
+  chunk_type: StringEnum(['event', 'text', 'artifact', 'citation', 'metadata', 'error', 'done'] as const),
+  content: Type.String({ description: 'event: its summary; text: part of the answer; artifact: what it shows in words' }),
+  metadata: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'event: run_id, seq, phase, action, status, step, tool, ms, detail; citation: sources; done: run_id, status, partial, degraded_reasons',
+  }),
+});
+
 export const Session = Type.Object({
   id: Type.String(),
   title: Nullable(Type.String()),

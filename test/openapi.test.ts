@@ -82,6 +82,30 @@ describe('OpenAPI answers', () => {
     await checked('DELETE', base, b);
   });
 
+  it('documents the answers of the intelligence routes (JSON answer, runs, sessions), and the SSE form of the query', async () => {
+    const ds = await checked('POST', '/datasets', '/datasets', { name: 'qa' });
+    await checked('POST', `/datasets/${ds.id}/ensure-engine`, '/datasets/{datasetId}/ensure-engine');
+    await checked('POST', `/datasets/${ds.id}/insert`, '/datasets/{datasetId}/insert', { vectors: [{ id: 'a', metadata: { text: 'The harbour crane lifts twelve containers an hour.', name: 'crane' } }] });
+    const session = await checked('POST', '/intelligence/sessions', '/intelligence/sessions', { title: 'doc', dataset_id: ds.id });
+    const answer = await checked('POST', '/intelligence/query', '/intelligence/query', { query: 'How many containers does the crane lift?', stream: false, session_id: session.id });
+    expect(answer.answer).toContain('twelve');
+    const run = answer.metadata.run_id;
+    await checked('GET', `/intelligence/runs/${run}`, '/intelligence/runs/{runId}');
+    await checked('GET', `/intelligence/runs/${run}/events?after=2`, '/intelligence/runs/{runId}/events');
+    await checked('GET', '/intelligence/sessions', '/intelligence/sessions');
+    await checked('GET', `/intelligence/sessions/${session.id}`, '/intelligence/sessions/{sessionId}');
+    await checked('POST', `/intelligence/sessions/${session.id}/messages`, '/intelligence/sessions/{sessionId}/messages', { role: 'user', content: 'thanks' });
+    await checked('GET', `/intelligence/sessions/${session.id}/messages`, '/intelligence/sessions/{sessionId}/messages');
+    await checked('GET', `/intelligence/sessions/${session.id}/events`, '/intelligence/sessions/{sessionId}/events');
+    await checked('DELETE', `/intelligence/sessions/${session.id}`, '/intelligence/sessions/{sessionId}');
+    const sse = doc.paths['/intelligence/query'].post.responses['200'].content['text/event-stream'].schema;
+    const res = await fetch(svc.url + '/intelligence/query', { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'crane?' }) });
+    const validate = ajv.compile(sse);
+    for (const line of (await res.text()).split('\n').filter((l) => l.startsWith('data: '))) {
+      expect(validate(JSON.parse(line.slice(6))), line).toBe(true);
+    }
+  });
+
   it('lists every error code with its status', () => {
     for (const [code, status] of [['dataset_not_found', 404], ['invalid_request', 400], ['dataset_exists', 409], ['upstream_error', 502]] as const) {
       expect(doc.info.description).toContain(`${code} ${status}`);

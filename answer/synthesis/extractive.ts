@@ -35,7 +35,8 @@ export function pickSentences(question: string, sources: ExtractiveSource[]): Pi
     for (const text of s.texts) {
       sentencesOf(text).forEach((sentence, position) => {
         const words = sentence.split(' ').length;
-        if (words < MIN_WORDS || sentence.length > MAX_CHARS) return;
+        // A bracketed number in the text itself (a footnote) would read as a citation marker.
+        if (words < MIN_WORDS || sentence.length > MAX_CHARS || /\[\d+\]/.test(sentence)) return;
         const terms = new Set(tokenize(sentence));
         candidates.push({ text: sentence, source: i + 1, score: position === 0 ? 0.05 : 0, terms, order: order++ });
       });

@@ -20,8 +20,9 @@ export interface GeneratedAnswer {
   failedAfterText: Error | null;
 }
 
+/** The numbered sources; a bracketed number inside a source (a footnote) becomes (n), so only citations look like [n]. */
 export function sourcesPrompt(sources: { name: string; texts: string[] }[]): string {
-  return sources.map((s, i) => `[${i + 1}] ${s.name}\n${s.texts.join('\n…\n')}`).join('\n\n');
+  return sources.map((s, i) => `[${i + 1}] ${s.name}\n${s.texts.map((t) => t.replace(/\[(\d+)\]/g, '($1)')).join('\n…\n')}`).join('\n\n');
 }
 
 export async function generate(

@@ -9,8 +9,7 @@
 //
 //   --quick   the Debian FAQ and reference only, 5 generated files of each kind (default 15)
 //   --out=DIR where the report goes (default bench/results)
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalEmbeddingModel } from '../../engine/index.js';
@@ -21,47 +20,13 @@ import { paths } from '../ann/paths.js';
 import { Rng } from '../ann/rng.js';
 import { memoryOf } from '../bulk/proc-memory.js';
 import { loadSentences } from '../embed/sentences.js';
+import { callerOf, serve } from '../service.js';
 import { debianDocuments, fetchPackages, generatedDocuments, PACKAGES, type CorpusFile } from './corpus.js';
 
 const args = new Map(process.argv.slice(2).map((a) => (a.includes('=') ? [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a.slice(2), 'true'])));
 const log = (m: string) => process.stderr.write(`[ingest] ${m}\n`);
 const quick = args.has('quick');
 const THREADS = Math.min(2, availableParallelism());
-
-interface Served {
-  child: ChildProcess;
-  url: string;
-  key: string;
-  dir: string;
-  stop(): Promise<void>;
-}
-
-async function serve(): Promise<Served> {
-  const dir = mkdtempSync(join(tmpdir(), 'sable-bench-ingest-'));
-  const cli = join(paths.root, 'dist', 'control-plane', 'cli.js');
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += String(c);
-      const m = /sable listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`sable serve exited with ${code}`)));
-  });
-  return {
-    child,
-    url,
-    dir,
-    key: readFileSync(join(dir, 'admin.key'), 'utf8').trim(),
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 interface Run {
   files: number;
@@ -83,13 +48,8 @@ interface Run {
 }
 
 async function ingest(files: CorpusFile[], label: string): Promise<Run> {
-  const s = await serve();
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(s.url + path, { method, headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const out = await res.json();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(out)}`);
-    return out as any;
-  };
+  const s = await serve('sable-bench-ingest-');
+  const call = callerOf(s);
   try {
     const ds = await call('POST', '/datasets', { name: 'corpus' });
     await call('POST', `/datasets/${ds.id}/ensure-engine`);

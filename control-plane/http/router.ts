@@ -52,6 +52,8 @@ export interface Route<B = unknown> {
   stream?: boolean;
   /** For the OpenAPI document: the content types and shapes a streamed body takes. */
   streamContent?: Record<string, object>;
+  /** For the OpenAPI document: content types the 200 answer also comes in (an SSE stream), with the shape of one event. */
+  answerStreams?: Record<string, object>;
   handler(ctx: Context<B>): Promise<Response>;
 }
 

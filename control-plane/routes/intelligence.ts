@@ -27,6 +27,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
     route({
       method: 'POST', path: '/intelligence/query', auth: 'key', summary: 'Answer a question from the datasets, with citations (SSE or JSON)', body: A.IntelligenceQuery,
       responses: { 200: A.IntelligenceAnswer },
+      answerStreams: { 'text/event-stream': A.StreamChunk },
       description:
         'stream true (default): text/event-stream, each chunk `id: <seq>` and `data: {chunk_type, content, metadata}`; the first chunk ' +
         '(event query.received, with run_id) is sent before any search or model call; citation comes before done; done is last, once, with ' +

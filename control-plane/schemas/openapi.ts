@@ -19,6 +19,10 @@ export function openApiDocument(routes: readonly Route[], schemas: Record<string
     } else {
       responses['2XX'] = { description: 'Success' };
     }
+    if (r.answerStreams) {
+      const ok = (responses['200'] ??= { description: 'Success', content: {} }) as { content: Record<string, unknown> };
+      for (const [type, schema] of Object.entries(r.answerStreams)) ok.content[type] = { schema, description: 'one event (a `data:` line); the stream is a sequence of them' };
+    }
     const op: Record<string, unknown> = {
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
@@ -37,7 +41,7 @@ export function openApiDocument(routes: readonly Route[], schemas: Record<string
       title: 'Sable',
       version: '0.1.0',
       description:
-        'Datasets, vectors and search, bulk loads, ingestion (sources, jobs, schedules, documents). Canonical paths are unprefixed; /v1/datasets... routes too. ' +
+        'Datasets, vectors and search, bulk loads, ingestion (sources, jobs, schedules, documents), questions answered with citations (runs, sessions). Canonical paths are unprefixed; /v1/datasets... routes too. ' +
         'Errors are {error, message} (plus the fields a code names); codes and statuses: ' +
         errorTable().map((e) => `${e.code} ${e.status} (${e.meaning})`).join('; ') + '.',
     },

@@ -1,0 +1,198 @@
+// `npm run bench:qa`: question answering on the Debian FAQ through the running service. Every
+// numbered section is uploaded as its own text file through a file_upload source (parsed,
+// chunked, embedded, indexed by the ingestion job); every section heading that is a question is
+// asked of POST /intelligence/query (SSE, default mode, top_k 5), and the section it heads is the
+// gold document. Measured per run, on the same dataset:
+//   - recall@1 / @5 of the answer's sources (the gold document first / among the first five);
+//   - the share of [n] markers whose sentence is found verbatim in a chunk of source n (target 100 %);
+//   - the share of answers holding the gold section's key sentence (its first sentence);
+//   - time to the first chunk and to `done` (p50, p99; target: first chunk under 50 ms at p99);
+//   - the peers: the search route on the same chunks, dense only (the baseline), hybrid, and
+//     hybrid with the local reranker, each as documents in rank order; and bench:retrieval's
+//     section-level dense figure from its last results.
+//
+//   --out=DIR   where the report goes (default bench/results)
+//   --limit=N   ask the first N questions only
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { sentencesOf, normalize } from '../../answer/synthesis/sentences.js';
+import { cpuInfo, gitCommit } from '../ann/env.js';
+import { paths } from '../ann/paths.js';
+import { ensureDebianFaq, readFaq } from '../retrieval/debian-faq.js';
+import { callerOf, serve } from '../service.js';
+
+const args = new Map(process.argv.slice(2).map((a) => (a.includes('=') ? [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a.slice(2), 'true'])));
+const log = (m: string) => process.stderr.write(`[qa] ${m}\n`);
+
+interface Frame {
+  chunk_type: string;
+  content: string;
+  metadata: any;
+}
+
+/** One question through the SSE route: frames, time to the first frame and to the end. */
+async function ask(url: string, key: string, body: object): Promise<{ frames: Frame[]; firstMs: number; doneMs: number }> {
+  const t0 = performance.now();
+  const res = await fetch(url + '/intelligence/query', { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 200) throw new Error(`query: ${res.status} ${await res.text()}`);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const frames: Frame[] = [];
+  let buffer = '';
+  let firstMs = NaN;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
+      buffer = buffer.slice(end + 2);
+      if (!data) continue;
+      if (Number.isNaN(firstMs)) firstMs = performance.now() - t0;
+      frames.push(JSON.parse(data.slice(6)));
+    }
+  }
+  return { frames, firstMs, doneMs: performance.now() - t0 };
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+async function main(): Promise<void> {
+  const missing = ensureDebianFaq(!args.has('no-install'));
+  if (missing) throw new Error(missing);
+  const sections = readFaq();
+  const limit = args.has('limit') ? Number(args.get('limit')) : Infinity;
+  const questions = sections.map((s, i) => ({ text: s.heading, gold: i })).filter((q) => q.text.endsWith('?')).slice(0, limit);
+  const fileOf = (i: number) => `faq-${sections[i].number}.txt`;
+  const bodies = sections.map((s) => s.body.replace(/([^\n])\n(?!\n)/g, '$1 '));
+
+  const s = await serve('sable-bench-qa-');
+  const call = callerOf(s);
+  try {
+    const ds = await call('POST', '/datasets', { name: 'debian-faq' });
+    await call('POST', `/datasets/${ds.id}/ensure-engine`);
+    const src = await call('POST', '/ingestion/sources', { source_type: 'file_upload', name: 'faq', config: {} });
+    const files = sections.map((_, i) => ({ name: fileOf(i), bytes: Buffer.from(bodies[i]) }));
+    const init = await call('POST', `/ingestion/sources/${src.id}/upload/init`, { dataset_id: ds.id, files: files.map((f) => ({ name: f.name, size_bytes: f.bytes.byteLength, content_type: 'text/plain' })) });
+    for (const [i, u] of init.uploads.entries()) {
+      const put = await fetch(u.upload_url, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: files[i].bytes });
+      if (put.status !== 200) throw new Error(`PUT ${files[i].name}: ${put.status}`);
+    }
+    await call('POST', `/ingestion/sources/${src.id}/upload/complete`, { job_id: init.job_id, file_ids: init.uploads.map((u: { file_id: string }) => u.file_id) });
+    let job;
+    while ((job = await call('GET', `/ingestion/jobs/${init.job_id}`)).status !== 'completed') {
+      if (job.status === 'failed') throw new Error(`ingestion failed: ${job.message}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const stats = await call('GET', `/datasets/${ds.id}/stats`);
+    log(`${sections.length} sections ingested as ${stats.vector_count} chunks; asking ${questions.length} questions`);
+
+    // Peers: the search route on the same chunks, as documents in rank order.
+    const variants: [string, object][] = [
+      ['search, dense only (baseline)', { hybrid: false }],
+      ['search, hybrid alpha 0.7', { hybrid: true, alpha: 0.7 }],
+      ['search, hybrid alpha 0.7 + local reranker', { hybrid: true, alpha: 0.7, rerank: true }],
+    ];
+    const peerRows: { method: string; recall1: number; recall5: number }[] = [];
+    for (const [method, extra] of variants) {
+      let r1 = 0;
+      let r5 = 0;
+      for (const q of questions) {
+        const out = await call('POST', `/datasets/${ds.id}/search`, { query_text: q.text, top_k: 20, ...extra });
+        const docs = [...new Set(out.results.map((r: { metadata: { name: string } }) => r.metadata.name))];
+        if (docs[0] === fileOf(q.gold)) r1++;
+        if (docs.slice(0, 5).includes(fileOf(q.gold))) r5++;
+      }
+      peerRows.push({ method, recall1: r1 / questions.length, recall5: r5 / questions.length });
+      log(`${method}: recall@5 ${pct(r5 / questions.length)}`);
+    }
+
+    await ask(s.url, s.key, { query: 'warm-up: what is Debian?', dataset_ids: [ds.id] });
+    let r1 = 0;
+    let r5 = 0;
+    let markers = 0;
+    let held = 0;
+    let keyHeld = 0;
+    const first: number[] = [];
+    const done: number[] = [];
+    const misses: string[] = [];
+    const unheld: string[] = [];
+    for (const q of questions) {
+      const { frames, firstMs, doneMs } = await ask(s.url, s.key, { query: q.text, dataset_ids: [ds.id] });
+      first.push(firstMs);
+      done.push(doneMs);
+      const answer = frames.filter((f) => f.chunk_type === 'text').map((f) => f.content).join('');
+      const sources: { name: string; chunks: { text: string }[] }[] = frames.find((f) => f.chunk_type === 'citation')?.metadata.sources ?? [];
+      const names = sources.map((x) => x.name);
+      if (names[0] === fileOf(q.gold)) r1++;
+      if (names.slice(0, 5).includes(fileOf(q.gold))) r5++;
+      else if (misses.length < 10) misses.push(`${q.text} -> ${names.slice(0, 3).join(', ')}`);
+      for (const m of answer.matchAll(/([^[\]]+?)\s\[(\d+)\]/g)) {
+        markers++;
+        const cited = sources[Number(m[2]) - 1];
+        if (cited && cited.chunks.some((c) => normalize(c.text).includes(normalize(m[1])))) held++;
+        else if (unheld.length < 10) unheld.push(`[${m[2]}] "${normalize(m[1])}" (${cited ? cited.name : 'no such source'})`);
+      }
+      const key = sentencesOf(bodies[q.gold])[0] ?? '';
+      if (key && normalize(answer).includes(normalize(key))) keyHeld++;
+    }
+    const n = questions.length;
+    const qa = { recall1: r1 / n, recall5: r5 / n, markers, markersHeld: markers ? held / markers : 1, keySentence: keyHeld / n };
+    const latency = { firstP50: quantile(first, 0.5), firstP99: quantile(first, 0.99), doneP50: quantile(done, 0.5), doneP99: quantile(done, 0.99) };
+    const retrievalFile = join(paths.root, 'bench', 'results', 'retrieval.json');
+    const sectionDense = existsSync(retrievalFile) ? (JSON.parse(readFileSync(retrievalFile, 'utf8')).rows as { method: string; recall5: number }[]).find((r) => r.method.startsWith('dense')) : undefined;
+
+    const cpu = cpuInfo();
+    const lines = [
+      '# Question answering on the Debian FAQ',
+      '',
+      `Commit ${gitCommit()}, ${cpu.model} (${cpu.cores} CPUs), load average ${loadavg()[0].toFixed(2)} at the start; ${new Date().toISOString()}.`,
+      `\`sable serve\` with its defaults (extractive answerer, no model); ${sections.length} FAQ sections uploaded as text files through a file_upload source`,
+      `(${stats.vector_count} chunks); ${n} questions (the section headings that are questions), each asked once over SSE with the default mode and top_k 5;`,
+      'the gold document is the section the heading heads.',
+      '',
+      '| measure | value |',
+      '|---|---|',
+      `| recall@1 of the answer's sources | ${pct(qa.recall1)} |`,
+      `| recall@5 of the answer's sources | ${pct(qa.recall5)} |`,
+      `| [n] markers whose sentence is in a chunk of source n | ${pct(qa.markersHeld)} (${qa.markers} markers) |`,
+      `| answers holding the gold section's first sentence | ${pct(qa.keySentence)} |`,
+      `| time to the first chunk, p50 / p99 | ${latency.firstP50.toFixed(1)} / ${latency.firstP99.toFixed(1)} ms |`,
+      `| time to done, p50 / p99 | ${latency.doneP50.toFixed(1)} / ${latency.doneP99.toFixed(1)} ms |`,
+      '',
+      'Peers in the same run, on the same chunks (POST /datasets/{id}/search, top_k 20, chunks to documents in rank order):',
+      '',
+      '| method | recall@1 | recall@5 |',
+      '|---|---|---|',
+      ...peerRows.map((r) => `| ${r.method} | ${pct(r.recall1)} | ${pct(r.recall5)} |`),
+      `| intelligence query (its sources) | ${pct(qa.recall1)} | ${pct(qa.recall5)} |`,
+      '',
+      sectionDense ? `bench:retrieval's dense baseline (whole sections, not chunks; its last run): recall@5 ${pct(sectionDense.recall5)}.` : "bench:retrieval's results were not found.",
+      '',
+      'Questions whose gold document was not among the first five sources (first ten):',
+      '',
+      ...misses.map((m) => `- ${m}`),
+      '',
+      ...(unheld.length ? ['Markers whose sentence was not found in the cited chunks (first ten):', '', ...unheld.map((m) => `- ${m}`), ''] : []),
+    ];
+    const out = args.get('out') ?? join(paths.root, 'bench', 'results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'qa.md'), lines.join('\n'));
+    writeFileSync(join(out, 'qa.json'), JSON.stringify({ commit: gitCommit(), sections: sections.length, chunks: stats.vector_count, questions: n, qa, latency, peers: peerRows, sectionDense: sectionDense ?? null }, null, 2));
+    process.stdout.write(lines.join('\n'));
+  } finally {
+    await s.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
