@@ -42,6 +42,9 @@ interface Run {
   idleRssMb: number;
   /** What the dataset's native segments hold at the end (stats memory_bytes). */
   indexMb: number;
+  /** Largest anonymous (heaps, buffers) and file-backed (LMDB pages, mapped files) RSS seen while sampling. */
+  anonPeakMb: number;
+  filePeakMb: number;
   vectors: number;
   stages: Record<string, { seconds: number; items: number }>;
   failures: string[];
@@ -66,7 +69,12 @@ async function ingest(files: CorpusFile[], label: string): Promise<Run> {
     await call('POST', `/ingestion/sources/${src.id}/upload/complete`, { job_id: init.job_id, file_ids: init.uploads.map((u: { file_id: string }) => u.file_id) });
     let job;
     let last = 0;
+    let anonPeak = 0;
+    let filePeak = 0;
     for (;;) {
+      const now = memoryOf(s.child.pid!);
+      anonPeak = Math.max(anonPeak, now.anon);
+      filePeak = Math.max(filePeak, now.file);
       job = await call('GET', `/ingestion/jobs/${init.job_id}`);
       if (job.status === 'completed' || job.status === 'failed') break;
       if (performance.now() - last > 10_000) {
@@ -108,6 +116,8 @@ async function ingest(files: CorpusFile[], label: string): Promise<Run> {
       peakRssMb: peak / 2 ** 20,
       idleRssMb: idle / 2 ** 20,
       indexMb: stats.memory_bytes / 2 ** 20,
+      anonPeakMb: anonPeak / 2 ** 20,
+      filePeakMb: filePeak / 2 ** 20,
       vectors,
       stages,
       failures,
@@ -199,7 +209,7 @@ async function main(): Promise<void> {
   const row = (name: string, r: Run) =>
     `| ${name} | ${r.files} | ${r.megabytes.toFixed(1)} | ${r.documents} | ${r.failed} | ${r.chunks} | ${r.seconds.toFixed(1)} | ${(r.documents / r.seconds).toFixed(2)} | ${(r.chunks / r.seconds).toFixed(1)} | ${(r.megabytes / r.seconds).toFixed(3)} | ${rate(r).toFixed(0)} | ${r.peakRssMb.toFixed(0)} |`;
   const memRow = (name: string, r: Run) =>
-    `| ${name} | ${r.idleRssMb.toFixed(0)} | ${r.peakRssMb.toFixed(0)} | ${r.indexMb.toFixed(0)} | ${(r.peakRssMb - r.idleRssMb - r.indexMb).toFixed(0)} |`;
+    `| ${name} | ${r.idleRssMb.toFixed(0)} | ${r.peakRssMb.toFixed(0)} | ${r.indexMb.toFixed(0)} | ${(r.peakRssMb - r.idleRssMb - r.indexMb).toFixed(0)} | ${r.anonPeakMb.toFixed(0)} | ${r.filePeakMb.toFixed(0)} |`;
   const cpu = cpuInfo();
   const md = `# Ingestion benchmark
 
@@ -216,10 +226,11 @@ ${row('corpus x2', two)}
 Peak RSS doubled corpus / corpus: ${(two.peakRssMb / one.peakRssMb).toFixed(2)}x (vectors held: ${one.vectors} and ${two.vectors}). What it is made of
 (MB): the service started with its empty dataset and the model loaded (idle), the dataset's native segments at the end
 (index: vectors, graph, filter columns), and the rest of the peak: the pipeline's working memory and the pages of the
-LMDB files the writes touched.
+LMDB files the writes touched. Sampled every 100 ms during the run: the largest anonymous RSS (heaps, buffers, the
+index) and the largest file-backed RSS (mapped files: LMDB's pages).
 
-| run | idle RSS | peak RSS | index | peak - idle - index |
-|---|---|---|---|---|
+| run | idle RSS | peak RSS | index | peak - idle - index | anonymous (max) | file-backed (max) |
+|---|---|---|---|---|---|---|
 ${memRow('corpus', one)}
 ${memRow('corpus x2', two)}
 

@@ -39,8 +39,9 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
         'Errors before the first chunk are JSON: 400 invalid_request (dataset_id is retired: send dataset_ids), 404 dataset_not_found, ' +
         '404 session_not_found, 409 run_conflict (a run_id of another question), 429 rate_limited, 503 dataset_not_ready.',
       handler: async ({ req, caller, body }) => {
-        const { run } = d.answers.start(caller.orgId, body);
-        if (body.stream ?? true) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, resumeAfter(req)) };
+        const { run, reattached } = d.answers.start(caller.orgId, body);
+        // Last-Event-ID means something only to a run that already sent chunks.
+        if (body.stream ?? true) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, reattached ? resumeAfter(req) : 0) };
         return answerWhenDone(run, req);
       },
     }),
