@@ -23,6 +23,7 @@ import { UploadJobs } from '../jobs/uploads.js';
 import type { Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
+import { WebConnector } from '../ingest/connectors/web.js';
 import { DocumentService } from '../ingest/documents/service.js';
 import { DocumentStore } from '../catalog/documents/store.js';
 import { IngestJobs } from '../ingest/jobs.js';
@@ -101,16 +102,17 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   // Bytes of items being parsed when the process stopped: their jobs fetch them again.
   const sourceStaging = join(config.dataDir, 'staging', 'sources');
   rmSync(sourceStaging, { recursive: true, force: true });
+  const parse = new ParsePool({ threads: config.ingest.parseThreads });
   const connectors = new Map<string, Connector>([
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
+    ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],
   ]);
   const sourceStore = new SourceStore(store, secrets);
   const scheduleStore = new ScheduleRecords(store);
   const documentStore = new DocumentStore(store);
   const sources = new SourceService(sourceStore, scheduleStore, jobs, connectors);
   const documents = new DocumentService(documentStore, objects);
-  const parse = new ParsePool({ threads: config.ingest.parseThreads });
   const ingestHandler = new IngestJobHandler(
     { queue: jobs, sources: sourceStore, connectors, documents: documentStore, datasets, embedder, writes, parse, schedules: scheduleStore, observe: (stage, ms, n) => metrics.observeStage(stage, ms, n) },
     { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },

@@ -55,6 +55,8 @@ export interface IngestSettings {
   maxFileBytes: number;
   /** Sources may reach private, loopback and link-local addresses. */
   allowPrivateNetwork: boolean;
+  /** Least time between two requests of a web crawl to one host. */
+  webPolitenessMs: number;
 }
 
 export interface AnswerConfig {
@@ -115,6 +117,7 @@ export const SETTINGS: Setting[] = [
   { flag: 'parse-timeout-ms', env: 'SABLE_PARSE_TIMEOUT_MS', default: '120000', takes: 'N', int: [100, 3_600_000], help: 'time bound of parsing one file (its thread is ended past it)' },
   { flag: 'ingest-max-file-bytes', env: 'SABLE_INGEST_MAX_FILE_BYTES', default: String(100 * MB), takes: 'N', int: [1, 2 ** 40], help: 'largest uploaded document that is parsed (100 MiB); larger ones fail file_too_large' },
   { flag: 'allow-private-network', env: 'SABLE_ALLOW_PRIVATE_NETWORK', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'let sources reach private, loopback and link-local addresses (a bucket or site on this machine or LAN)' },
+  { flag: 'web-politeness-ms', env: 'SABLE_WEB_POLITENESS_MS', default: '250', takes: 'N', int: [0, 60_000], help: "least time between two requests of a web crawl to one host (robots.txt's Crawl-delay may ask for more)" },
   { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
   { flag: 'llm-url', env: 'SABLE_LLM_URL', takes: 'URL', help: 'an OpenAI-compatible chat endpoint (e.g. https://api.openai.com/v1): answers are generated, agentic mode uses its tools; default: extractive answers, no model' },
   { flag: 'llm-model', env: 'SABLE_LLM_MODEL', default: 'gpt-4o-mini', takes: 'NAME', help: 'the chat model, with --llm-url' },
@@ -185,7 +188,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     uploadPort: optInt('upload-port'),
     publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
-    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true' },
+    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms') },
     scheduleTickMs: int('schedule-tick-ms'),
     answers: {
       maxTokens: int('answer-max-tokens'),

@@ -78,13 +78,16 @@ describe('ingestion sources over HTTP', () => {
   });
 
   it('validate fills every default, masks secrets, and refuses what create refuses (the same schema)', async () => {
-    const v = await call('POST', '/ingestion/sources/validate', { source_type: 'web', config: { start_urls: ['https://example.com/docs'] } });
+    // A web source is contacted (and fails here: no network beyond 127.0.0.1); its defaults are filled all the same.
+    const v = await call('POST', '/ingestion/sources/validate', { source_type: 'web', config: { start_urls: ['http://127.0.0.1:9/docs'] } });
     expect(v.status).toBe(200);
-    expect(v.body).toMatchObject({ success: true, samples: [] });
+    expect(v.body).toMatchObject({ success: false, samples: [] });
     expect(v.body.normalized_config).toEqual({
-      start_urls: ['https://example.com/docs'], max_depth: 3, max_pages: 1000, allowed_domains: [], include_assets: true, max_assets_per_page: 5, headers: {},
+      start_urls: ['http://127.0.0.1:9/docs'], max_depth: 3, max_pages: 1000, allowed_domains: [], include_assets: true, max_assets_per_page: 5, headers: {}, sync_mode: 'incremental',
     });
-    expect(v.body.warnings.join(' ')).toMatch(/cannot be ingested by this service yet/);
+    const jira = await call('POST', '/ingestion/sources/validate', { source_type: 'jira', config: { cloud_id: 'c1', project_keys: ['ENG'], connection_id: '00000000-0000-4000-8000-000000000000' } });
+    expect(jira.body).toMatchObject({ success: true, samples: [] });
+    expect(jira.body.warnings.join(' ')).toMatch(/cannot be ingested by this service yet/);
     const s3 = await call('POST', '/ingestion/sources/validate', { source_type: 's3', config: s3Config });
     expect(s3.body.normalized_config).toMatchObject({ bucket: 'docs', region: 'us-east-1', max_file_size_mb: 100, sync_mode: 'incremental', access_key_id: '********', secret_access_key: '********' });
     expect(JSON.stringify(s3.body)).not.toContain(SECRET);
@@ -211,15 +214,16 @@ describe('ingestion sources over HTTP', () => {
   });
 
   it('answers 501 not_implemented for a job or schedule on a type whose connector is not built, naming the readable types', async () => {
-    const ds = (await call('POST', '/datasets', { name: 'web target', dim: 384 })).body;
-    const web = (await call('POST', '/ingestion/sources', { source_type: 'web', name: 'site', config: { start_urls: ['https://docs.example.com'] } })).body;
-    const job = await call('POST', '/ingestion/jobs', { source_id: web.id, dataset_id: ds.id });
+    const ds = (await call('POST', '/datasets', { name: 'jira target', dim: 384 })).body;
+    const jira = (await call('POST', '/ingestion/sources', { source_type: 'jira', name: 'tracker', config: { cloud_id: 'c1', project_keys: ['ENG'], connection_id: '00000000-0000-4000-8000-000000000000' } })).body;
+    expect(jira.id, JSON.stringify(jira)).toBeDefined();
+    const job = await call('POST', '/ingestion/jobs', { source_id: jira.id, dataset_id: ds.id });
     expect(job.status).toBe(501);
     expect(job.body.error).toBe('not_implemented');
-    expect(job.body.message).toMatch(/web sources cannot be read.*file_upload, s3/);
-    const schedule = await call('POST', '/ingestion/schedules', { source_id: web.id, dataset_id: ds.id, cron: '0 * * * *' });
+    expect(job.body.message).toMatch(/jira sources cannot be read.*file_upload, s3, web/);
+    const schedule = await call('POST', '/ingestion/schedules', { source_id: jira.id, dataset_id: ds.id, cron: '0 * * * *' });
     expect(schedule.status).toBe(501);
-    expect((await call('GET', `/ingestion/sources/${web.id}/references`)).body.in_use).toBe(false);
+    expect((await call('GET', `/ingestion/sources/${jira.id}/references`)).body.in_use).toBe(false);
   });
 
   it('pages the list with limit and offset (max 200)', async () => {

@@ -7,3 +7,4 @@ export { ParsePool, type ParsePoolOptions } from './parse/parse-pool.js';
 export type { ParseResult, ParseTask } from './parse/parse-worker.js';
 export type { Chunk, ChunkingOptions } from './parse/chunker.js';
 export type { Selectors } from './parse/formats/html.js';
+export type { PageLinks } from './parse/links.js';

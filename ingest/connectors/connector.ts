@@ -53,6 +53,8 @@ export interface Connector {
   readonly retainsOriginals: boolean;
   /** The largest item the source's config allows, bytes. */
   maxBytes(config: Record<string, unknown>): number;
+  /** The job is over (or stopped): what the connector kept for it (bytes read while listing) goes. */
+  finished?(ctx: ConnectorContext): Promise<void>;
   /** What happens to an item over that size: the file is skipped (s3 says so), or fails file_too_large (default). */
   readonly oversize?: 'skip' | 'fail';
 }

@@ -114,6 +114,7 @@ export class IngestJobHandler implements JobHandler {
       const current = (await q.get(job.job_id))!;
       if (current.full_listing) await this.removeGone(run);
     } catch (e) {
+      await connector.finished?.(cctx);
       if (e instanceof Interrupted) throw e;
       if (e instanceof SableError || e instanceof FileError) {
         const type = e instanceof SableError ? e.code : e.type;
@@ -121,6 +122,7 @@ export class IngestJobHandler implements JobHandler {
       }
       throw e;
     }
+    await connector.finished?.(cctx);
     // What the connector kept for the next run, and when this one finished listing and indexing.
     const resumeState = { ...cctx.state, last_job_id: job.job_id, last_synced_at: new Date().toISOString() };
     if (schedule) await this.d.schedules.update(schedule.id, (s) => ({ ...s, resume_state: resumeState, active_job_id: s.active_job_id === job.job_id ? null : s.active_job_id }));

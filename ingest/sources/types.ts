@@ -47,6 +47,7 @@ export const SOURCE_CONFIGS: Record<SourceType, TObject> = {
       max_assets_per_page: Type.Integer({ minimum: 0, maximum: 1000, default: 5 }),
       selectors: Type.Object({ content: Type.Optional(Type.String()), title: Type.Optional(Type.String()), exclude: Type.Optional(Type.String()) }, { additionalProperties: false }),
       headers: Type.Record(Type.String(), Type.String(), { default: {}, description: 'extra HTTP request headers' }),
+      sync_mode: SyncMode('incremental'),
     },
     ['start_urls'],
   ),

@@ -5,7 +5,8 @@
  * parse_failed.
  */
 import { Piscina } from 'piscina';
-import type { ParseResult, ParseTask } from './parse-worker.js';
+import type { PageLinks } from './links.js';
+import type { LinksTask, ParseResult, ParseTask } from './parse-worker.js';
 
 export interface ParsePoolOptions {
   threads?: number;
@@ -14,7 +15,7 @@ export interface ParsePoolOptions {
 }
 
 export class ParsePool {
-  private readonly pool: Piscina<ParseTask, ParseResult>;
+  private readonly pool: Piscina<ParseTask | LinksTask, ParseResult | PageLinks>;
 
   constructor(opts: ParsePoolOptions = {}) {
     this.pool = new Piscina({
@@ -29,7 +30,7 @@ export class ParsePool {
   async parse(task: ParseTask, timeoutMs: number): Promise<ParseResult> {
     const signal = AbortSignal.timeout(timeoutMs);
     try {
-      return await this.pool.run(task, { signal });
+      return (await this.pool.run(task, { signal })) as ParseResult;
     } catch (e) {
       if (signal.aborted) return { ok: false, type: 'timed_out', message: `parsing took longer than ${Math.round(timeoutMs / 1000)} s` };
       const message = (e as Error)?.message ?? String(e);
@@ -38,6 +39,11 @@ export class ParsePool {
       }
       return { ok: false, type: 'parse_failed', message: `the parser stopped: ${message}` };
     }
+  }
+
+  /** The links, canonical URL and robots directives of an HTML page. */
+  async links(html: string, url: string, timeoutMs = 30_000): Promise<PageLinks> {
+    return (await this.pool.run({ html, url }, { name: 'links', signal: AbortSignal.timeout(timeoutMs) })) as PageLinks;
   }
 
   close(): Promise<void> {

@@ -9,6 +9,7 @@ import type { FileErrorType } from '../../errors/job-errors.js';
 import { chunk, type Chunk, type ChunkingOptions } from './chunker.js';
 import { ParseError } from './document.js';
 import type { Selectors } from './formats/html.js';
+import { pageLinks, type PageLinks } from './links.js';
 import { parseBytes } from './parse.js';
 
 export interface ParseTask {
@@ -65,4 +66,14 @@ export default async function parse(task: ParseTask): Promise<ParseResult> {
     if (e instanceof ParseError) return { ok: false, type: e.type, message: e.message };
     return { ok: false, type: 'parse_failed', message: `the file could not be parsed: ${(e as Error)?.message ?? e}` };
   }
+}
+
+export interface LinksTask {
+  html: string;
+  url: string;
+}
+
+/** The links of a page a crawler fetched (named task `links`). */
+export function links(task: LinksTask): PageLinks {
+  return pageLinks(task.html, task.url);
 }
