@@ -22,6 +22,7 @@ import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
 import type { Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
+import { GitHubConnector } from '../ingest/connectors/github.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
 import { WebConnector } from '../ingest/connectors/web.js';
 import { DocumentService } from '../ingest/documents/service.js';
@@ -106,6 +107,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const connectors = new Map<string, Connector>([
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
+    ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
     ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],
   ]);
   const sourceStore = new SourceStore(store, secrets);

@@ -6,6 +6,7 @@
  * does. The same rows parse the values, refuse unknown flags (naming the nearest one), and
  * print `sable serve --help`.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { configError } from '../errors/codes.js';
 import type { EmbeddingSettings } from '../retrieval/embeddings/embedder.js';
@@ -57,6 +58,8 @@ export interface IngestSettings {
   allowPrivateNetwork: boolean;
   /** Least time between two requests of a web crawl to one host. */
   webPolitenessMs: number;
+  /** The GitHub App that github sources read through (null: none configured). */
+  githubApp: { apiUrl: string; appId: string; privateKey: string } | null;
 }
 
 export interface AnswerConfig {
@@ -118,6 +121,9 @@ export const SETTINGS: Setting[] = [
   { flag: 'ingest-max-file-bytes', env: 'SABLE_INGEST_MAX_FILE_BYTES', default: String(100 * MB), takes: 'N', int: [1, 2 ** 40], help: 'largest uploaded document that is parsed (100 MiB); larger ones fail file_too_large' },
   { flag: 'allow-private-network', env: 'SABLE_ALLOW_PRIVATE_NETWORK', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'let sources reach private, loopback and link-local addresses (a bucket or site on this machine or LAN)' },
   { flag: 'web-politeness-ms', env: 'SABLE_WEB_POLITENESS_MS', default: '250', takes: 'N', int: [0, 60_000], help: "least time between two requests of a web crawl to one host (robots.txt's Crawl-delay may ask for more)" },
+  { flag: 'github-api-url', env: 'SABLE_GITHUB_API_URL', default: 'https://api.github.com', takes: 'URL', help: 'GitHub REST API base (GitHub Enterprise: https://HOST/api/v3)' },
+  { flag: 'github-app-id', env: 'SABLE_GITHUB_APP_ID', takes: 'ID', help: 'the GitHub App github sources read through (its key: SABLE_GITHUB_APP_PRIVATE_KEY or --github-app-key-file)' },
+  { flag: 'github-app-key-file', env: 'SABLE_GITHUB_APP_KEY_FILE', takes: 'FILE', help: "the GitHub App's private key (PEM)" },
   { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
   { flag: 'llm-url', env: 'SABLE_LLM_URL', takes: 'URL', help: 'an OpenAI-compatible chat endpoint (e.g. https://api.openai.com/v1): answers are generated, agentic mode uses its tools; default: extractive answers, no model' },
   { flag: 'llm-model', env: 'SABLE_LLM_MODEL', default: 'gpt-4o-mini', takes: 'NAME', help: 'the chat model, with --llm-url' },
@@ -136,6 +142,7 @@ export const SECRET_ENV = [
   ['SABLE_MASTER_KEY', 'key of organization secrets (64 hex characters or base64 of 32 bytes); default: master.key in the data directory'],
   ['SABLE_S3_ACCESS_KEY_ID', 'S3 access key (or AWS_ACCESS_KEY_ID)'],
   ['SABLE_S3_SECRET_ACCESS_KEY', 'S3 secret key (or AWS_SECRET_ACCESS_KEY)'],
+  ['SABLE_GITHUB_APP_PRIVATE_KEY', "the GitHub App's private key (PEM text; or --github-app-key-file)"],
   ['SABLE_LLM_API_KEY', 'key of the chat endpoint (an organization secret named by --llm-key-secret wins)'],
 ] as const;
 
@@ -188,7 +195,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     uploadPort: optInt('upload-port'),
     publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
-    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms') },
+    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms'), githubApp: githubApp(str('github-api-url')!, str('github-app-id'), str('github-app-key-file'), env.SABLE_GITHUB_APP_PRIVATE_KEY) },
     scheduleTickMs: int('schedule-tick-ms'),
     answers: {
       maxTokens: int('answer-max-tokens'),
@@ -204,6 +211,23 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
 /** Names a value by where it came from: the flag when given, else its variable. */
 function source(flag: string, flags: Record<string, string | undefined>): string {
   return flags[flag] !== undefined ? `--${flag}` : byFlag.get(flag)!.env;
+}
+
+function githubApp(apiUrl: string, appId: string | undefined, keyFile: string | undefined, keyText: string | undefined): IngestSettings['githubApp'] {
+  if (!appId) {
+    if (keyFile || keyText) throw configError('a GitHub App key is set without SABLE_GITHUB_APP_ID');
+    return null;
+  }
+  let privateKey = keyText;
+  if (keyFile) {
+    try {
+      privateKey = readFileSync(keyFile, 'utf8');
+    } catch (e) {
+      throw configError(`the GitHub App key file ${keyFile} cannot be read: ${(e as Error).message}`);
+    }
+  }
+  if (!privateKey || !privateKey.includes('PRIVATE KEY')) throw configError('SABLE_GITHUB_APP_ID needs the App key in PEM form: SABLE_GITHUB_APP_PRIVATE_KEY or --github-app-key-file');
+  return { apiUrl: apiUrl.replace(/\/+$/, ''), appId, privateKey };
 }
 
 function llmSettings(url: string | undefined, model: string, timeoutMs: number, keySecret: string, apiKey: string | undefined): AnswerConfig['llm'] {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,5 +28,13 @@ export async function stageStream(source: Readable, dir: string, maxBytes: numbe
     await rm(path, { force: true });
     throw e;
   }
+  return { path, release: () => rm(path, { force: true }) };
+}
+
+/** Bytes already in memory (a page read while crawling, a document composed from an API's answers). */
+export async function stageBytes(bytes: Uint8Array, dir: string): Promise<StagedFile> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, randomUUID());
+  await writeFile(path, bytes);
   return { path, release: () => rm(path, { force: true }) };
 }

@@ -11,16 +11,15 @@
  * for the job, so a page is downloaded once a run. A page's version is its ETag or
  * Last-Modified, else the hash of its bytes, so an unchanged page is not parsed nor embedded again.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { open, readBody, WebError, USER_AGENT } from '../../outbound/web-client.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { ParsePool } from '../../workers/index.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { mediaTypeOf } from './media-types.js';
 import { ALLOW_ALL, DISALLOW_ALL, parseRobots, type Robots } from './robots.js';
-import { stageStream } from './staging.js';
+import { stageBytes, stageStream } from './staging.js';
 
 interface WebConfig {
   start_urls: string[];
@@ -198,10 +197,7 @@ class Crawl {
       seen.add(canonical);
       if (!page.noindex && !emitted.has(canonical)) {
         emitted.add(canonical);
-        const path = join(this.o.stagingDir, randomUUID());
-        await mkdir(this.o.stagingDir, { recursive: true });
-        await writeFile(path, body);
-        this.keep(canonical, path);
+        this.keep(canonical, (await stageBytes(body, this.o.stagingDir)).path);
         yield { ...item(new URL(canonical), 'text/html', page.title, version ?? sha256(body)), size: body.length };
       }
       if (page.nofollow || depth >= this.c.max_depth) continue;
