@@ -20,9 +20,10 @@ import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
 import { JobRunner } from '../jobs/runner.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
-import type { Connector } from '../ingest/connectors/connector.js';
+import type { ConnectionTokens, Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { GitHubConnector } from '../ingest/connectors/github.js';
+import { JiraConnector } from '../ingest/connectors/jira.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
 import { WebConnector } from '../ingest/connectors/web.js';
 import { DocumentService } from '../ingest/documents/service.js';
@@ -104,10 +105,16 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const sourceStaging = join(config.dataDir, 'staging', 'sources');
   rmSync(sourceStaging, { recursive: true, force: true });
   const parse = new ParsePool({ threads: config.ingest.parseThreads });
+  const connectionTokens: ConnectionTokens = {
+    accessToken: async () => {
+      throw new Error('connections (OAuth) are not built yet: give the source an access_token');
+    },
+  };
   const connectors = new Map<string, Connector>([
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
     ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
+    ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
     ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],
   ]);
   const sourceStore = new SourceStore(store, secrets);

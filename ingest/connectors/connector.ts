@@ -44,6 +44,11 @@ export interface Validation {
   warnings: string[];
 }
 
+/** Access tokens of stored connections (OAuth grants), refreshed before they are handed out. */
+export interface ConnectionTokens {
+  accessToken(orgId: string, connectionId: string, signal?: AbortSignal): Promise<string>;
+}
+
 export interface Connector {
   readonly type: SourceType;
   list(ctx: ConnectorContext): AsyncIterable<SourceItem>;

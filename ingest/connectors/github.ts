@@ -14,6 +14,7 @@ import type { StagedFile } from '../../storage/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { globMatcher } from './globs.js';
 import { mediaTypeOf } from './media-types.js';
+import { retryWait, type HttpFailure } from './retry.js';
 import { stageBytes } from './staging.js';
 
 export interface GitHubAppSettings {
@@ -201,7 +202,7 @@ export class GitHubConnector implements Connector {
         try {
           return await request(options);
         } catch (e) {
-          const wait = rateLimitWait(e);
+          const wait = retryWait(e, attempt);
           if (wait === null || attempt >= 3 || wait > MAX_RATE_WAIT_MS) throw new Error(describe(e, `${options.method} ${options.url}`));
           await new Promise((r) => setTimeout(r, wait));
         }
@@ -220,29 +221,11 @@ function parseItemId(id: string): { repo: string; kind: Kind; rest: string } {
   return { repo, kind: kind as Kind, rest: rest.join('|') };
 }
 
-interface HttpFailure {
-  status?: number;
-  response?: { headers?: Record<string, string | undefined>; data?: { message?: string } };
-  message?: string;
-}
-
-/** How long a rate-limited answer asks to wait, or null when the failure is not a rate limit. */
-function rateLimitWait(e: unknown): number | null {
-  const f = e as HttpFailure;
-  const h = f.response?.headers ?? {};
-  if (f.status === 429 || (f.status === 403 && (h['x-ratelimit-remaining'] === '0' || h['retry-after'] !== undefined))) {
-    if (h['retry-after'] !== undefined) return Number(h['retry-after']) * 1000;
-    if (h['x-ratelimit-reset'] !== undefined) return Math.max(0, Number(h['x-ratelimit-reset']) * 1000 - Date.now()) + 250;
-    return 1000;
-  }
-  return null;
-}
-
 /** A GitHub failure in words (its status and message), never a stack. */
 function describe(e: unknown, what: string): string {
-  const f = e as HttpFailure;
+  const f = e as HttpFailure & { response?: { data?: { message?: string } } };
   if (f.status === 401) return `GitHub refused the App's credentials for ${what} (401): check SABLE_GITHUB_APP_ID and the private key`;
   if (f.status === 404) return `GitHub found no ${what} (404): is the installation id right, and the App installed?`;
-  const message = f.response?.data?.message ?? f.message ?? String(e);
+  const message = (f.response?.data as { message?: string } | undefined)?.message ?? f.message ?? String(e);
   return `GitHub answered ${f.status ?? 'no status'} for ${what}: ${message}`;
 }
