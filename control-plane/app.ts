@@ -22,6 +22,7 @@ import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
 import type { ConnectionTokens, Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
+import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
 import { GitHubConnector } from '../ingest/connectors/github.js';
 import { JiraConnector } from '../ingest/connectors/jira.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
@@ -115,6 +116,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
     ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
     ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
+    ['confluence', new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens)],
     ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],
   ]);
   const sourceStore = new SourceStore(store, secrets);
