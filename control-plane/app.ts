@@ -20,6 +20,8 @@ import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
 import { JobRunner } from '../jobs/runner.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
+import { ConnectionService } from '../ingest/connections/service.js';
+import { ConnectionStore } from '../ingest/connections/store.js';
 import type { ConnectionTokens, Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
@@ -51,6 +53,7 @@ import { createHttpServer } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
+import { connectionRoutes } from './routes/connections.js';
 import { documentRoutes } from './routes/documents.js';
 import { intelligenceRoutes } from './routes/intelligence.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -106,11 +109,12 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const sourceStaging = join(config.dataDir, 'staging', 'sources');
   rmSync(sourceStaging, { recursive: true, force: true });
   const parse = new ParsePool({ threads: config.ingest.parseThreads });
-  const connectionTokens: ConnectionTokens = {
-    accessToken: async () => {
-      throw new Error('connections (OAuth) are not built yet: give the source an access_token');
-    },
-  };
+  let listening = '';
+  const connections = new ConnectionService(new ConnectionStore(store), secrets, {
+    providers: config.oauth,
+    callbackUrl: () => `${config.publicUrl ?? listening}/connections/callback`,
+  });
+  const connectionTokens: ConnectionTokens = connections;
   const connectors = new Map<string, Connector>([
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
@@ -169,6 +173,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...jobRoutes(jobs, runner, ingest),
     ...sourceRoutes(sources, ingest, (req) => uploadBase(req)),
     ...scheduleRoutes(schedules, jobs),
+    ...connectionRoutes(connections),
     ...intelligenceRoutes({ answers, runs, datasets, previews }),
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
   );
@@ -182,6 +187,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const serverOptions = { maxBodyBytes: config.maxBodyBytes, streams: (method: string, path: string) => router.streams(method, path) };
   server = createHttpServer(handler, { ...serverOptions, adapter: config.httpAdapter });
   const port = await server.listen(config.host, config.port);
+  listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   // uWebSockets.js refuses a Content-Length of ten digits or more (1 GB and up), and Parquet files
   // go to 5 GB: the local store's upload URLs point at a node:http listener of the same routes.
   let uploadServer: HttpServer | undefined;

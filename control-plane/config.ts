@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { configError } from '../errors/codes.js';
+import { DEFAULT_ENDPOINTS, PROVIDERS, type Provider, type ProviderSettings } from '../ingest/connections/providers.js';
 import type { EmbeddingSettings } from '../retrieval/embeddings/embedder.js';
 import type { RerankSettings } from '../retrieval/rerank/providers.js';
 import type { S3Settings } from '../storage/s3-store.js';
@@ -40,6 +41,10 @@ export interface Config {
   /** How often due schedules are looked for. */
   scheduleTickMs: number;
   answers: AnswerConfig;
+  /** OAuth clients of connections, by provider (absent: not configured). */
+  oauth: Partial<Record<Provider, ProviderSettings>>;
+  /** How browsers reach the service (the OAuth callback); default: the address it listens on. */
+  publicUrl?: string;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
 }
@@ -127,6 +132,14 @@ export const SETTINGS: Setting[] = [
   { flag: 'github-api-url', env: 'SABLE_GITHUB_API_URL', default: 'https://api.github.com', takes: 'URL', help: 'GitHub REST API base (GitHub Enterprise: https://HOST/api/v3)' },
   { flag: 'github-app-id', env: 'SABLE_GITHUB_APP_ID', takes: 'ID', help: 'the GitHub App github sources read through (its key: SABLE_GITHUB_APP_PRIVATE_KEY or --github-app-key-file)' },
   { flag: 'github-app-key-file', env: 'SABLE_GITHUB_APP_KEY_FILE', takes: 'FILE', help: "the GitHub App's private key (PEM)" },
+  { flag: 'public-url', env: 'SABLE_PUBLIC_URL', takes: 'URL', help: 'how browsers reach this service (OAuth callbacks: {url}/connections/callback); default: the address it listens on' },
+  ...PROVIDERS.flatMap((p): Setting[] => [
+    { flag: `${p}-client-id`, env: `SABLE_${p.toUpperCase()}_CLIENT_ID`, takes: 'ID', help: `OAuth client of ${p} connections (its secret: SABLE_${p.toUpperCase()}_CLIENT_SECRET)` },
+    { flag: `${p}-authorize-url`, env: `SABLE_${p.toUpperCase()}_AUTHORIZE_URL`, default: DEFAULT_ENDPOINTS[p].authorizeUrl, takes: 'URL', help: `${p} OAuth authorization endpoint` },
+    { flag: `${p}-token-url`, env: `SABLE_${p.toUpperCase()}_TOKEN_URL`, default: DEFAULT_ENDPOINTS[p].tokenUrl, takes: 'URL', help: `${p} OAuth token endpoint` },
+    { flag: `${p}-userinfo-url`, env: `SABLE_${p.toUpperCase()}_USERINFO_URL`, default: DEFAULT_ENDPOINTS[p].userinfoUrl, takes: 'URL', help: `${p} endpoint that names the connected account` },
+    { flag: `${p}-revoke-url`, env: `SABLE_${p.toUpperCase()}_REVOKE_URL`, ...(DEFAULT_ENDPOINTS[p].revokeUrl ? { default: DEFAULT_ENDPOINTS[p].revokeUrl } : {}), takes: 'URL', help: `${p} token revocation endpoint (none: a deleted grant is only forgotten)` },
+  ]),
   { flag: 'schedule-tick-ms', env: 'SABLE_SCHEDULE_TICK_MS', default: '1000', takes: 'N', int: [10, 60_000], help: 'how often due schedules are looked for' },
   { flag: 'llm-url', env: 'SABLE_LLM_URL', takes: 'URL', help: 'an OpenAI-compatible chat endpoint (e.g. https://api.openai.com/v1): answers are generated, agentic mode uses its tools; default: extractive answers, no model' },
   { flag: 'llm-model', env: 'SABLE_LLM_MODEL', default: 'gpt-4o-mini', takes: 'NAME', help: 'the chat model, with --llm-url' },
@@ -146,6 +159,8 @@ export const SECRET_ENV = [
   ['SABLE_S3_ACCESS_KEY_ID', 'S3 access key (or AWS_ACCESS_KEY_ID)'],
   ['SABLE_S3_SECRET_ACCESS_KEY', 'S3 secret key (or AWS_SECRET_ACCESS_KEY)'],
   ['SABLE_GITHUB_APP_PRIVATE_KEY', "the GitHub App's private key (PEM text; or --github-app-key-file)"],
+  ['SABLE_GOOGLE_CLIENT_SECRET', 'OAuth client secret of google connections'],
+  ['SABLE_ATLASSIAN_CLIENT_SECRET', 'OAuth client secret of atlassian connections'],
   ['SABLE_LLM_API_KEY', 'key of the chat endpoint (an organization secret named by --llm-key-secret wins)'],
 ] as const;
 
@@ -200,6 +215,16 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
     ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms'), atlassianApiUrl: str('atlassian-api-url')!.replace(/\/+$/, ''), githubApp: githubApp(str('github-api-url')!, str('github-app-id'), str('github-app-key-file'), env.SABLE_GITHUB_APP_PRIVATE_KEY) },
     scheduleTickMs: int('schedule-tick-ms'),
+    publicUrl: str('public-url')?.replace(/\/+$/, ''),
+    oauth: Object.fromEntries(
+      PROVIDERS.flatMap((p) => {
+        const clientId = str(`${p}-client-id`);
+        if (!clientId) return [];
+        const clientSecret = env[`SABLE_${p.toUpperCase()}_CLIENT_SECRET`];
+        if (!clientSecret) throw configError(`SABLE_${p.toUpperCase()}_CLIENT_ID is set without SABLE_${p.toUpperCase()}_CLIENT_SECRET`);
+        return [[p, { clientId, clientSecret, authorizeUrl: str(`${p}-authorize-url`)!, tokenUrl: str(`${p}-token-url`)!, userinfoUrl: str(`${p}-userinfo-url`)!, revokeUrl: str(`${p}-revoke-url`) ?? null }]];
+      }),
+    ),
     answers: {
       maxTokens: int('answer-max-tokens'),
       defaultMaxSteps: int('answer-max-steps'),

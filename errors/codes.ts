@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   source_not_found: 'no such source in the organization',
   schedule_not_found: 'no such schedule in the organization',
   document_not_found: 'no such document in the dataset',
+  connection_not_found: 'no such connection in the organization',
   session_not_found: 'no such intelligence session in the organization',
   run_not_found: 'no such run in the organization (runs are kept 15 minutes)',
   run_conflict: 'a run of that id exists for another question',

@@ -29,6 +29,7 @@ export const ERROR_ANSWERS: Record<ErrorCode, Answer> = {
   source_not_found: { status: 404 },
   schedule_not_found: { status: 404 },
   document_not_found: { status: 404 },
+  connection_not_found: { status: 404 },
   session_not_found: { status: 404 },
   run_not_found: { status: 404 },
   run_conflict: { status: 409 },

@@ -68,7 +68,7 @@ export class ConfluenceConnector implements Connector {
 
   async *list(ctx: ConnectorContext): AsyncIterable<SourceItem> {
     const c = ctx.config as unknown as ConfluenceConfig;
-    const auth = await this.auth(ctx);
+    const auth = await this.auth(ctx, true);
     for (const space of await this.spaces(c, auth, ctx.signal)) {
       for await (const { page, site } of this.paged<PageJson>(c, auth, `/wiki/api/v2/spaces/${space.id}/pages?limit=100`, ctx.signal)) {
         yield { id: `page:${page.id}`, name: page.title, path: `${space.key}/${page.title}`, url: webUrl(site, page._links?.webui), contentType: 'text/html', size: null, version: String(page.version?.number ?? '') || null };
@@ -162,7 +162,8 @@ export class ConfluenceConnector implements Connector {
     return c.base_url ? c.base_url.replace(/\/+$/, '').replace(/\/wiki$/, '') : `${this.apiUrl}/ex/confluence/${encodeURIComponent(c.cloud_id!)}`;
   }
 
-  private async auth(ctx: ConnectorContext): Promise<Record<string, string>> {
+  /** Request headers of the source's credentials; a connection's token is refreshed when a run starts (`fresh`). */
+  private async auth(ctx: ConnectorContext, fresh = false): Promise<Record<string, string>> {
     const c = ctx.config as unknown as ConfluenceConfig;
     if (c.auth_mode === 'basic') {
       if (!c.username || !c.api_token) throw new Error('auth_mode basic needs username and api_token');
@@ -173,7 +174,7 @@ export class ConfluenceConnector implements Connector {
       return { authorization: `Bearer ${c.oauth_credentials.access_token}` };
     }
     if (!c.connection_id) throw new Error('auth_mode connection needs connection_id');
-    return { authorization: `Bearer ${await this.tokens.accessToken(ctx.orgId, c.connection_id, ctx.signal)}` };
+    return { authorization: `Bearer ${await this.tokens.accessToken(ctx.orgId, c.connection_id, ctx.signal, fresh)}` };
   }
 }
 

@@ -46,7 +46,8 @@ export interface Validation {
 
 /** Access tokens of stored connections (OAuth grants), refreshed before they are handed out. */
 export interface ConnectionTokens {
-  accessToken(orgId: string, connectionId: string, signal?: AbortSignal): Promise<string>;
+  /** `fresh`: refresh the grant first (a run starts). */
+  accessToken(orgId: string, connectionId: string, signal?: AbortSignal, fresh?: boolean): Promise<string>;
 }
 
 export interface Connector {

@@ -36,7 +36,7 @@ export class JiraConnector implements Connector {
 
   async *list(ctx: ConnectorContext): AsyncIterable<SourceItem> {
     const c = ctx.config as unknown as JiraConfig;
-    const token = await this.token(ctx);
+    const token = await this.token(ctx, true);
     const client = this.client(c, token);
     const site = await this.siteUrl(c, token);
     let nextPageToken: string | undefined;
@@ -99,10 +99,11 @@ export class JiraConnector implements Connector {
     return 50 * 1024 * 1024;
   }
 
-  private token(ctx: ConnectorContext): Promise<string> {
+  /** The source's token; a connection's is refreshed when a run starts (`fresh`). */
+  private token(ctx: ConnectorContext, fresh = false): Promise<string> {
     const c = ctx.config as unknown as JiraConfig;
     if (c.access_token) return Promise.resolve(c.access_token);
-    if (c.connection_id) return this.tokens.accessToken(ctx.orgId, c.connection_id, ctx.signal);
+    if (c.connection_id) return this.tokens.accessToken(ctx.orgId, c.connection_id, ctx.signal, fresh);
     throw new Error('a jira source needs access_token or connection_id');
   }
 
