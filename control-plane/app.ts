@@ -26,6 +26,7 @@ import type { ConnectionTokens, Connector } from '../ingest/connectors/connector
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
 import { GitHubConnector } from '../ingest/connectors/github.js';
+import { GitLabConnector } from '../ingest/connectors/gitlab.js';
 import { JiraConnector } from '../ingest/connectors/jira.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
 import { WebConnector } from '../ingest/connectors/web.js';
@@ -119,6 +120,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
     ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
+    ['gitlab', new GitLabConnector(sourceStaging, config.ingest.allowPrivateNetwork, connectionTokens)],
     ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
     ['confluence', new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens)],
     ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],

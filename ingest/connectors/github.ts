@@ -12,8 +12,8 @@ import { Octokit } from '@octokit/rest';
 import { FileError } from '../../errors/job-errors.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
+import { codeMediaType, DAY_MS, UNREADABLE_FILE } from './code-files.js';
 import { globMatcher } from './globs.js';
-import { mediaTypeOf } from './media-types.js';
 import { retryWait, type HttpFailure } from './retry.js';
 import { stageBytes } from './staging.js';
 
@@ -38,9 +38,6 @@ interface GitHubConfig {
   max_file_size_bytes: number;
 }
 
-/** Files no parser reads: not listed at all (a repository is full of them). */
-const BINARY = /\.(png|jpe?g|gif|ico|svg|webp|bmp|tiff?|zip|gz|tgz|bz2|xz|7z|rar|jar|war|exe|dll|so|dylib|a|o|obj|class|pyc|woff2?|ttf|otf|eot|mp[34]|wav|mov|avi|mkv|bin|dat|db|sqlite|lock)$/i;
-const DAY = 86_400_000;
 /** Longest wait for a rate limit to reset before the call fails. */
 const MAX_RATE_WAIT_MS = 60_000;
 
@@ -67,7 +64,7 @@ export class GitHubConnector implements Connector {
       for (const branch of await this.branches(gh, owner, repo, meta.default_branch, c, ctx.signal)) {
         const { data: tree } = await gh.rest.git.getTree({ owner, repo, tree_sha: branch.sha, recursive: 'true', request: { signal: ctx.signal } });
         for (const entry of tree.tree) {
-          if (entry.type !== 'blob' || !entry.path || !entry.sha || BINARY.test(entry.path)) continue;
+          if (entry.type !== 'blob' || !entry.path || !entry.sha || UNREADABLE_FILE.test(entry.path)) continue;
           if (!include(entry.path) || exclude(entry.path)) continue;
           const name = entry.path.slice(entry.path.lastIndexOf('/') + 1);
           yield {
@@ -75,7 +72,7 @@ export class GitHubConnector implements Connector {
             name,
             path: `${full}/${branch.name}/${entry.path}`,
             url: `${meta.html_url}/blob/${encodeURIComponent(branch.name)}/${entry.path}`,
-            contentType: mediaTypeOf(name) === 'application/octet-stream' ? 'text/plain' : mediaTypeOf(name),
+            contentType: codeMediaType(name),
             size: entry.size ?? null,
             version: entry.sha,
           };
@@ -138,7 +135,7 @@ export class GitHubConnector implements Connector {
       const [owner, repo] = first.split('/');
       const { data: meta } = await gh.rest.repos.get({ owner, repo });
       const { data: tree } = await gh.rest.git.getTree({ owner, repo, tree_sha: meta.default_branch, recursive: 'true' });
-      for (const e of tree.tree.filter((x) => x.type === 'blob' && x.path && !BINARY.test(x.path)).slice(0, 5)) {
+      for (const e of tree.tree.filter((x) => x.type === 'blob' && x.path && !UNREADABLE_FILE.test(x.path)).slice(0, 5)) {
         samples.push({ title: `${first}/${e.path}`, url: `${meta.html_url}/blob/${meta.default_branch}/${e.path}` });
       }
     }
@@ -159,7 +156,7 @@ export class GitHubConnector implements Connector {
       for (const name of c.refs.filter((r) => !excluded.has(r))) out.push({ name, sha: (await shaOf(name)).commit.sha });
       return out;
     }
-    const since = Date.now() - c.active_branch_days * DAY;
+    const since = Date.now() - c.active_branch_days * DAY_MS;
     const out: { name: string; sha: string }[] = [];
     for (const b of await gh.paginate(gh.rest.repos.listBranches, { owner, repo, per_page: 100, request: { signal } })) {
       if (excluded.has(b.name)) continue;
@@ -177,7 +174,7 @@ export class GitHubConnector implements Connector {
   /** Commits of a branch within active_branch_days that no pull request brought. */
   private async *directCommits(gh: Octokit, full: string, htmlUrl: string, branch: string, c: GitHubConfig, signal: AbortSignal): AsyncIterable<SourceItem> {
     const [owner, repo] = full.split('/');
-    const since = new Date(Date.now() - c.active_branch_days * DAY).toISOString();
+    const since = new Date(Date.now() - c.active_branch_days * DAY_MS).toISOString();
     const commits = await gh.paginate(gh.rest.repos.listCommits, { owner, repo, sha: branch, since, per_page: 100, request: { signal } });
     for (const commit of commits) {
       const pulls = await gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: commit.sha, request: { signal } });
