@@ -25,7 +25,9 @@ import { ConnectionStore } from '../ingest/connections/store.js';
 import type { ConnectionTokens, Connector } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
+import { GcsConnector } from '../ingest/connectors/gcs.js';
 import { GitHubConnector } from '../ingest/connectors/github.js';
+import { GoogleTokens } from '../ingest/connectors/google-auth.js';
 import { GitLabConnector } from '../ingest/connectors/gitlab.js';
 import { JiraConnector } from '../ingest/connectors/jira.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
@@ -116,10 +118,12 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     callbackUrl: () => `${config.publicUrl ?? listening}/connections/callback`,
   });
   const connectionTokens: ConnectionTokens = connections;
+  const google = new GoogleTokens(config.ingest.googleTokenUrl, connectionTokens);
   const connectors = new Map<string, Connector>([
     ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
     ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
+    ['gcs', new GcsConnector(sourceStaging, config.ingest.gcsApiUrl, google)],
     ['gitlab', new GitLabConnector(sourceStaging, config.ingest.allowPrivateNetwork, connectionTokens)],
     ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
     ['confluence', new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens)],

@@ -63,6 +63,10 @@ export interface IngestSettings {
   allowPrivateNetwork: boolean;
   /** Least time between two requests of a web crawl to one host. */
   webPolitenessMs: number;
+  /** Google's token endpoint (service-account keys and refresh tokens of gcs and gdrive sources are exchanged there). */
+  googleTokenUrl: string;
+  gcsApiUrl: string;
+  driveApiUrl: string;
   /** api.atlassian.com, or a stand-in (jira and confluence sources with a cloud_id). */
   atlassianApiUrl: string;
   /** The GitHub App that github sources read through (null: none configured). */
@@ -128,6 +132,8 @@ export const SETTINGS: Setting[] = [
   { flag: 'ingest-max-file-bytes', env: 'SABLE_INGEST_MAX_FILE_BYTES', default: String(100 * MB), takes: 'N', int: [1, 2 ** 40], help: 'largest uploaded document that is parsed (100 MiB); larger ones fail file_too_large' },
   { flag: 'allow-private-network', env: 'SABLE_ALLOW_PRIVATE_NETWORK', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'let sources reach private, loopback and link-local addresses (a bucket or site on this machine or LAN)' },
   { flag: 'web-politeness-ms', env: 'SABLE_WEB_POLITENESS_MS', default: '250', takes: 'N', int: [0, 60_000], help: "least time between two requests of a web crawl to one host (robots.txt's Crawl-delay may ask for more)" },
+  { flag: 'gcs-api-url', env: 'SABLE_GCS_API_URL', default: 'https://storage.googleapis.com', takes: 'URL', help: 'Google Cloud Storage JSON API base (gcs sources)' },
+  { flag: 'gdrive-api-url', env: 'SABLE_GDRIVE_API_URL', default: 'https://www.googleapis.com/', takes: 'URL', help: 'Google Drive API root (gdrive sources)' },
   { flag: 'atlassian-api-url', env: 'SABLE_ATLASSIAN_API_URL', default: 'https://api.atlassian.com', takes: 'URL', help: 'Atlassian cloud API gateway (jira and confluence sources by cloud_id)' },
   { flag: 'github-api-url', env: 'SABLE_GITHUB_API_URL', default: 'https://api.github.com', takes: 'URL', help: 'GitHub REST API base (GitHub Enterprise: https://HOST/api/v3)' },
   { flag: 'github-app-id', env: 'SABLE_GITHUB_APP_ID', takes: 'ID', help: 'the GitHub App github sources read through (its key: SABLE_GITHUB_APP_PRIVATE_KEY or --github-app-key-file)' },
@@ -213,7 +219,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     uploadPort: optInt('upload-port'),
     publicUploadUrl: str('public-upload-url')?.replace(/\/+$/, ''),
     s3: s3Settings(str('s3-endpoint'), str('s3-bucket'), str('s3-region'), str('s3-prefix'), env),
-    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms'), atlassianApiUrl: str('atlassian-api-url')!.replace(/\/+$/, ''), githubApp: githubApp(str('github-api-url')!, str('github-app-id'), str('github-app-key-file'), env.SABLE_GITHUB_APP_PRIVATE_KEY) },
+    ingest: { parseThreads: int('parse-threads'), concurrency: int('ingest-concurrency'), fileTimeoutMs: int('ingest-file-timeout-ms'), parseTimeoutMs: int('parse-timeout-ms'), maxFileBytes: int('ingest-max-file-bytes'), allowPrivateNetwork: str('allow-private-network') === 'true', webPolitenessMs: int('web-politeness-ms'), atlassianApiUrl: str('atlassian-api-url')!.replace(/\/+$/, ''), googleTokenUrl: str('google-token-url')!, gcsApiUrl: str('gcs-api-url')!.replace(/\/+$/, ''), driveApiUrl: str('gdrive-api-url')!.replace(/\/*$/, '/'), githubApp: githubApp(str('github-api-url')!, str('github-app-id'), str('github-app-key-file'), env.SABLE_GITHUB_APP_PRIVATE_KEY) },
     scheduleTickMs: int('schedule-tick-ms'),
     publicUrl: str('public-url')?.replace(/\/+$/, ''),
     oauth: Object.fromEntries(

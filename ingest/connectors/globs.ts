@@ -37,3 +37,9 @@ function toRegExp(glob: string): RegExp {
 function escape(s: string): string {
   return s.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
 }
+
+/** An object key as patterns see it: below the source's prefix. */
+export function belowPrefix(key: string, prefix: string | undefined): string {
+  if (!prefix || !key.startsWith(prefix)) return key;
+  return key.slice(prefix.length).replace(/^\/+/, '');
+}

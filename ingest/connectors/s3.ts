@@ -8,7 +8,7 @@ import { checkLiteralHost, guardedLookup } from '../../outbound/address-guard.js
 import { failure, S3Client, text } from '../../outbound/s3-client.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
-import { globMatcher } from './globs.js';
+import { belowPrefix, globMatcher } from './globs.js';
 import { mediaTypeOf } from './media-types.js';
 import { stageStream } from './staging.js';
 
@@ -43,7 +43,7 @@ export class S3Connector implements Connector {
     do {
       const page = await client.list(c.prefix ?? '', token, 1000, ctx.signal);
       for (const o of page.objects) {
-        if (o.key.endsWith('/') || !wanted(relative(o.key, c.prefix))) continue;
+        if (o.key.endsWith('/') || !wanted(belowPrefix(o.key, c.prefix))) continue;
         const name = o.key.slice(o.key.lastIndexOf('/') + 1);
         yield { id: o.key, name, path: o.key, url: `s3://${c.bucket}/${o.key}`, contentType: mediaTypeOf(name), size: o.size, version: o.etag || null };
       }
@@ -63,7 +63,7 @@ export class S3Connector implements Connector {
     const c = ctx.config as unknown as S3Config;
     const page = await this.client(c).list(c.prefix ?? '', null, 1000, ctx.signal);
     const wanted = globMatcher(c.file_patterns);
-    const matching = page.objects.filter((o) => !o.key.endsWith('/') && wanted(relative(o.key, c.prefix)));
+    const matching = page.objects.filter((o) => !o.key.endsWith('/') && wanted(belowPrefix(o.key, c.prefix)));
     const warnings: string[] = [];
     if (page.objects.length === 0) warnings.push(`no objects under ${c.prefix ? `prefix ${c.prefix}` : 'the bucket'}`);
     else if (matching.length === 0) warnings.push(`none of the first ${page.objects.length} objects match file_patterns ${c.file_patterns.join(', ')}`);
@@ -84,10 +84,4 @@ export class S3Connector implements Connector {
       { lookup: guardedLookup(this.allowPrivateNetwork) },
     );
   }
-}
-
-/** A key as patterns see it: below the source's prefix. */
-function relative(key: string, prefix: string | undefined): string {
-  if (!prefix || !key.startsWith(prefix)) return key;
-  return key.slice(prefix.length).replace(/^\/+/, '');
 }
