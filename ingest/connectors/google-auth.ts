@@ -6,7 +6,7 @@
  * (`SABLE_GOOGLE_TOKEN_URL`), never the one a key file names. Tokens are cached until shortly
  * before they expire. The Google client libraries get the token as an OAuth2Client.
  */
-import { createSign } from 'node:crypto';
+import { createHash, createSign } from 'node:crypto';
 import { GoogleAuth, OAuth2Client } from 'google-auth-library';
 import type { ConnectionTokens, ConnectorContext } from './connector.js';
 
@@ -47,7 +47,7 @@ export class GoogleTokens {
       case 'oauth': {
         const o = c.oauth_credentials ?? {};
         if (o.refresh_token && o.client_id && o.client_secret) {
-          return this.cached(`refresh:${o.client_id}:${o.refresh_token}`, () => this.exchange({ grant_type: 'refresh_token', refresh_token: o.refresh_token!, client_id: o.client_id!, client_secret: o.client_secret! }));
+          return this.cached(`refresh:${createHash('sha256').update(`${o.client_id}\0${o.client_secret}\0${o.refresh_token}`).digest('hex')}`, () => this.exchange({ grant_type: 'refresh_token', refresh_token: o.refresh_token!, client_id: o.client_id!, client_secret: o.client_secret! }));
         }
         if (o.access_token) return o.access_token;
         throw new Error('oauth_credentials needs access_token, or refresh_token with client_id and client_secret');
@@ -61,7 +61,8 @@ export class GoogleTokens {
           throw new Error('service_account_json is not JSON (paste the whole key file)');
         }
         if (!key.client_email || !key.private_key) throw new Error('service_account_json lacks client_email or private_key');
-        return this.cached(`sa:${key.client_email}:${scopes.join(' ')}`, () => this.exchange({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: this.assertion(key.client_email!, key.private_key!, scopes) }));
+        // The key itself is part of the cache key: another key for the same account gets its own token (or its own refusal).
+        return this.cached(`sa:${createHash('sha256').update(key.private_key).digest('hex')}:${key.client_email}:${scopes.join(' ')}`, () => this.exchange({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: this.assertion(key.client_email!, key.private_key!, scopes) }));
       }
     }
   }
