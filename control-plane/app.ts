@@ -26,6 +26,7 @@ import type { ConnectionTokens, Connector } from '../ingest/connectors/connector
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
 import { GcsConnector } from '../ingest/connectors/gcs.js';
+import { DriveConnector } from '../ingest/connectors/gdrive.js';
 import { GitHubConnector } from '../ingest/connectors/github.js';
 import { GoogleTokens } from '../ingest/connectors/google-auth.js';
 import { GitLabConnector } from '../ingest/connectors/gitlab.js';
@@ -124,6 +125,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
     ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
     ['gcs', new GcsConnector(sourceStaging, config.ingest.gcsApiUrl, google)],
+    ['gdrive', new DriveConnector(sourceStaging, config.ingest.driveApiUrl, google)],
     ['gitlab', new GitLabConnector(sourceStaging, config.ingest.allowPrivateNetwork, connectionTokens)],
     ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
     ['confluence', new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens)],

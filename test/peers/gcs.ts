@@ -1,15 +1,27 @@
 // A local server that speaks Google's token endpoint (the JWT-bearer grant of a service account,
-// the signature checked against its public key; refresh tokens) and the Cloud Storage JSON API as
-// @google-cloud/storage calls it: object lists (prefix, maxResults, nextPageToken) and media
-// downloads. Bearer tokens it issued are required. Requests are recorded.
+// the signature checked against its public key; refresh tokens), the Cloud Storage JSON API as
+// @google-cloud/storage calls it (object lists by prefix, paged; media downloads) and the Drive
+// API v3 as @googleapis/drive calls it (files by parent folder, paged; media; exports of Google
+// Docs and Sheets). Bearer tokens it issued are required. Requests are recorded.
 import { createHash, createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
+export interface DriveFile {
+  id: string;
+  name: string;
+  mimeType: string;
+  parent: string;
+  drive?: string;
+  content: string;
+  version: number;
+}
 
 export async function startGoogle(opts: { pageSize?: number } = {}) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const email = 'reader@acme-project.iam.gserviceaccount.com';
   const buckets = new Map<string, Map<string, { bytes: Buffer; contentType: string; generation: number }>>();
+  const driveFiles: DriveFile[] = [];
   const tokens = new Set<string>();
   const refreshTokens = new Set<string>();
   const requests: { method: string; path: string }[] = [];
@@ -59,15 +71,40 @@ export async function startGoogle(opts: { pageSize?: number } = {}) {
         if (!o) return send(404, { error: { code: 404, message: 'No such object' } });
         return res.writeHead(200, { 'content-type': o.contentType, 'content-length': String(o.bytes.length) }).end(o.bytes);
       }
+      if (url.pathname.startsWith('/drive/v3/files')) return drive(url, res, send);
       return send(404, { error: { code: 404, message: `no route ${url.pathname} in this peer` } });
     });
   });
+  const drive = (url: URL, res: import('node:http').ServerResponse, send: (status: number, body: unknown) => void) => {
+    const json = (f: DriveFile) => ({ id: f.id, name: f.name, mimeType: f.mimeType, version: String(f.version), modifiedTime: new Date().toISOString(), webViewLink: `${base}/view/${f.id}`, ...(f.mimeType.startsWith('application/vnd.google-apps.') ? {} : { size: String(Buffer.byteLength(f.content)), md5Checksum: createHash('md5').update(f.content).digest('hex') }) });
+    if (url.pathname === '/drive/v3/files') {
+      const m = /^'([^']+)' in parents and trashed = false$/.exec(url.searchParams.get('q') ?? '');
+      if (!m) return send(400, { error: { code: 400, message: 'Invalid Value' } });
+      const children = driveFiles.filter((f) => f.parent === m[1] && (!url.searchParams.get('driveId') || f.drive === url.searchParams.get('driveId')));
+      const start = Number(url.searchParams.get('pageToken') ?? 0);
+      const per = Math.min(Number(url.searchParams.get('pageSize') ?? 100), pageSize);
+      return send(200, { files: children.slice(start, start + per).map(json), ...(start + per < children.length ? { nextPageToken: String(start + per) } : {}) });
+    }
+    const one = /^\/drive\/v3\/files\/([^/]+)(\/export)?$/.exec(url.pathname);
+    const f = one ? driveFiles.find((x) => x.id === one[1]) : undefined;
+    if (!one || !f) return send(404, { error: { code: 404, message: 'File not found' } });
+    if (one[2]) {
+      if (!f.mimeType.startsWith('application/vnd.google-apps.')) return send(403, { error: { code: 403, message: 'Export only supports Docs Editors files.' } });
+      return res.writeHead(200, { 'content-type': url.searchParams.get('mimeType') ?? 'text/plain' }).end(f.content);
+    }
+    if (url.searchParams.get('alt') === 'media') {
+      if (f.mimeType.startsWith('application/vnd.google-apps.')) return send(403, { error: { code: 403, message: 'Only files with binary content can be downloaded. Use Export with Docs Editors files.' } });
+      return res.writeHead(200, { 'content-type': f.mimeType }).end(f.content);
+    }
+    return send(200, json(f));
+  };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: base,
     serviceAccount: JSON.stringify({ type: 'service_account', project_id: 'acme-project', private_key_id: 'k1', private_key: privateKey, client_email: email, token_uri: `${base}/token` }),
     buckets,
+    driveFiles,
     refreshTokens,
     requests,
     close: () => new Promise<void>((r) => server.close(() => r())),
