@@ -39,6 +39,7 @@ import { IngestJobs } from '../ingest/jobs.js';
 import { IngestJobHandler } from '../ingest/pipeline/ingest-job.js';
 import { ScheduleService } from '../ingest/schedules/service.js';
 import { ScheduleRecords } from '../ingest/schedules/store.js';
+import { SourcePreviews } from '../ingest/sources/previews.js';
 import { SourceService } from '../ingest/sources/service.js';
 import { SourceStore } from '../ingest/sources/store.js';
 import { Embedder } from '../retrieval/embeddings/embedder.js';
@@ -57,7 +58,9 @@ import { createHttpServer } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
+import { SessionTokens } from './auth/sessions.js';
 import { connectionRoutes } from './routes/connections.js';
+import { dashboardRoutes } from './routes/dashboard.js';
 import { documentRoutes } from './routes/documents.js';
 import { intelligenceRoutes } from './routes/intelligence.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -165,11 +168,18 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     };
   };
 
-  const router = new Router((req) => {
-    const key = req.headers['x-api-key'];
-    const record = key ? lookupKey(store, key.trim()) : undefined;
-    return record ? { orgId: record.org_id, role: record.role, keyId: record.key_id } : undefined;
-  });
+  const sessionTokens = new SessionTokens(masterKey, store);
+  const router = new Router(
+    (req) => {
+      const key = req.headers['x-api-key'];
+      const record = key ? lookupKey(store, key.trim()) : undefined;
+      return record ? { orgId: record.org_id, role: record.role, keyId: record.key_id } : undefined;
+    },
+    (req) => {
+      const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+      return m ? sessionTokens.verify(m[1]) : undefined;
+    },
+  );
   let server: HttpServer | undefined;
   router.add(
     ...opsRoutes({ router, engine, metrics, snapshot, adapter: () => server?.adapter ?? 'none', schemas: sourceConfigComponents() }),
@@ -182,6 +192,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...sourceRoutes(sources, ingest, (req) => uploadBase(req)),
     ...scheduleRoutes(schedules, jobs),
     ...connectionRoutes(connections),
+    ...dashboardRoutes(sessionTokens, new SourcePreviews(sourceStore, connectors)),
     ...intelligenceRoutes({ answers, runs, datasets, previews }),
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
   );

@@ -9,7 +9,8 @@ import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
 import { compileBody, type BodyCheck } from '../../catalog/validation.js';
 
-export type Auth = 'none' | 'key' | 'admin';
+/** key and admin: an API key (X-API-Key); session: a dashboard session token (Authorization: Bearer). */
+export type Auth = 'none' | 'key' | 'admin' | 'session';
 
 export interface Caller {
   orgId: string;
@@ -72,7 +73,10 @@ export type Authenticate = (req: Request) => Caller | undefined;
 export class Router {
   private readonly routes: Compiled[] = [];
 
-  constructor(private readonly authenticate: Authenticate) {}
+  constructor(
+    private readonly authenticate: Authenticate,
+    private readonly authenticateSession: Authenticate = () => undefined,
+  ) {}
 
   add(...routes: Route[]): void {
     for (const r of routes) {
@@ -115,7 +119,12 @@ export class Router {
       const { route, params } = m;
       pattern = route.path;
       let caller: Caller = { orgId: '', role: 'member', keyId: '' };
-      if (route.auth !== 'none') {
+      if (route.auth === 'session') {
+        if (req.headers['x-api-key']) throw new SableError('unauthorized', 'dashboard routes take a session token (Authorization: Bearer, from POST /auth/sessions), not an API key');
+        const found = this.authenticateSession(req);
+        if (!found) throw new SableError('unauthorized', 'missing, expired or invalid session token (send Authorization: Bearer <token> from POST /auth/sessions)');
+        caller = found;
+      } else if (route.auth !== 'none') {
         const found = this.authenticate(req);
         if (!found) throw new SableError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');
         if (route.auth === 'admin' && found.role !== 'admin') throw new SableError('insufficient_role', 'this operation needs an admin key');

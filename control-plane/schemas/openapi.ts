@@ -26,7 +26,7 @@ export function openApiDocument(routes: readonly Route[], schemas: Record<string
     const op: Record<string, unknown> = {
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
-      ...(r.auth === 'none' ? { security: [] } : {}),
+      ...(r.auth === 'none' ? { security: [] } : r.auth === 'session' ? { security: [{ sessionToken: [] }] } : {}),
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
       ...(r.streamContent ? { requestBody: { required: true, content: Object.fromEntries(Object.entries(r.streamContent).map(([t, schema]) => [t, { schema }])) } } : {}),
       responses,
@@ -46,7 +46,7 @@ export function openApiDocument(routes: readonly Route[], schemas: Record<string
         errorTable().map((e) => `${e.code} ${e.status} (${e.meaning})`).join('; ') + '.',
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' }, sessionToken: { type: 'http', scheme: 'bearer', description: 'a dashboard session token from POST /auth/sessions' } },
       schemas: { Error: ErrorBody, ...schemas },
     },
     security: [{ apiKey: [] }],

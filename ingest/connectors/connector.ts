@@ -5,6 +5,7 @@
  * chunking, embedding, jobs, incremental sync and the deletion guard are the pipeline's, the same
  * for every connector.
  */
+import type { Readable } from 'node:stream';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { SourceType } from '../sources/types.js';
 
@@ -50,6 +51,17 @@ export interface ConnectionTokens {
   accessToken(orgId: string, connectionId: string, signal?: AbortSignal, fresh?: boolean): Promise<string>;
 }
 
+/** One item as the dashboard shows it before anything is ingested. */
+export interface ItemInfo {
+  name: string;
+  size: number | null;
+  content_type: string | null;
+  modified_at: string | null;
+  readable: boolean;
+  /** Why it cannot be read, in words. */
+  error?: string;
+}
+
 export interface Connector {
   readonly type: SourceType;
   list(ctx: ConnectorContext): AsyncIterable<SourceItem>;
@@ -59,6 +71,10 @@ export interface Connector {
   readonly retainsOriginals: boolean;
   /** The largest item the source's config allows, bytes. */
   maxBytes(config: Record<string, unknown>): number;
+  /** One item by the address the dashboard shows (s3://, gs://, gdrive://, https://): its metadata, read with the source's credentials. */
+  describe?(ctx: ConnectorContext, uri: URL): Promise<ItemInfo>;
+  /** One item's bytes as a stream (dashboard previews). */
+  stream?(ctx: ConnectorContext, id: string): Promise<{ stream: Readable; contentType: string; size: number | null }>;
   /** The job is over (or stopped): what the connector kept for it (bytes read while listing) goes. */
   finished?(ctx: ConnectorContext): Promise<void>;
   /** What happens to an item over that size: the file is skipped (s3 says so), or fails file_too_large (default). */

@@ -7,7 +7,7 @@
  */
 import { Storage } from '@google-cloud/storage';
 import type { StagedFile } from '../../storage/object-store.js';
-import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
+import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { belowPrefix, globMatcher } from './globs.js';
 import type { GoogleAuthConfig, GoogleTokens } from './google-auth.js';
 import { mediaTypeOf } from './media-types.js';
@@ -74,6 +74,18 @@ export class GcsConnector implements Connector {
     if (files.length === 0) warnings.push(`no objects under ${c.prefix ? `prefix ${c.prefix}` : 'the bucket'}`);
     else if (matching.length === 0) warnings.push(`none of the first ${files.length} objects match file_patterns ${c.file_patterns.join(', ')}`);
     return { samples: matching.slice(0, 5).map((f) => ({ title: f.name, url: `gs://${c.bucket}/${f.name}` })), warnings };
+  }
+
+  async describe(ctx: ConnectorContext, uri: URL): Promise<ItemInfo> {
+    const c = ctx.config as unknown as GcsConfig;
+    const name = decodeURIComponent(uri.pathname.replace(/^\//, ''));
+    const short = name.slice(name.lastIndexOf('/') + 1);
+    try {
+      const [m] = await this.call(async () => (await this.storage(ctx)).bucket(c.bucket).file(name).getMetadata(), `reading gs://${c.bucket}/${name}`);
+      return { name: short, size: m.size !== undefined ? Number(m.size) : null, content_type: m.contentType ? String(m.contentType) : mediaTypeOf(short), modified_at: m.updated ? String(m.updated) : null, readable: true };
+    } catch (e) {
+      return { name: short, size: null, content_type: null, modified_at: null, readable: false, error: (e as Error).message };
+    }
   }
 
   maxBytes(): number {

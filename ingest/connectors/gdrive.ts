@@ -8,7 +8,7 @@
 import { auth, drive, type drive_v3 } from '@googleapis/drive';
 import type { Readable } from 'node:stream';
 import type { StagedFile } from '../../storage/object-store.js';
-import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
+import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import type { GoogleAuthConfig, GoogleTokens } from './google-auth.js';
 import { stageStream } from './staging.js';
 
@@ -121,6 +121,28 @@ export class DriveConnector implements Connector {
       }
     }
     return { samples, warnings };
+  }
+
+  async describe(ctx: ConnectorContext, uri: URL): Promise<ItemInfo> {
+    const id = uri.hostname || uri.pathname.replace(/^\/+/, '');
+    try {
+      const f = (await this.call(async () => (await this.api(ctx)).files.get({ fileId: id, fields: FIELDS, supportsAllDrives: true }), `file ${id}`)).data;
+      const exported = EXPORTS[f.mimeType ?? ''];
+      const readable = !f.mimeType?.startsWith('application/vnd.google-apps.') || !!exported;
+      return { name: f.name ?? id, size: f.size ? Number(f.size) : null, content_type: exported?.as ?? f.mimeType ?? null, modified_at: f.modifiedTime ?? null, readable, ...(readable ? {} : { error: `${f.mimeType} files cannot be read as text` }) };
+    } catch (e) {
+      return { name: id, size: null, content_type: null, modified_at: null, readable: false, error: (e as Error).message };
+    }
+  }
+
+  async stream(ctx: ConnectorContext, id: string): Promise<{ stream: Readable; contentType: string; size: number | null }> {
+    const api = await this.api(ctx);
+    const f = (await this.call(() => api.files.get({ fileId: id, fields: FIELDS, supportsAllDrives: true }), `file ${id}`)).data;
+    const exported = EXPORTS[f.mimeType ?? ''];
+    const res = exported
+      ? await this.call(() => api.files.export({ fileId: id, mimeType: exported.as }, { responseType: 'stream' }), `exporting ${f.name}`)
+      : await this.call(() => api.files.get({ fileId: id, alt: 'media', supportsAllDrives: true }, { responseType: 'stream' }), `reading ${f.name}`);
+    return { stream: res.data as unknown as Readable, contentType: exported?.as ?? f.mimeType ?? 'application/octet-stream', size: exported ? null : f.size ? Number(f.size) : null };
   }
 
   maxBytes(): number {

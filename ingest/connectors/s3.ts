@@ -7,7 +7,7 @@
 import { checkLiteralHost, guardedLookup } from '../../outbound/address-guard.js';
 import { failure, S3Client, text } from '../../outbound/s3-client.js';
 import type { StagedFile } from '../../storage/object-store.js';
-import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
+import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { belowPrefix, globMatcher } from './globs.js';
 import { mediaTypeOf } from './media-types.js';
 import { stageStream } from './staging.js';
@@ -70,6 +70,17 @@ export class S3Connector implements Connector {
     const big = matching.filter((o) => o.size > c.max_file_size_mb * MB).length;
     if (big > 0) warnings.push(`${big} matching object(s) are over max_file_size_mb (${c.max_file_size_mb}) and will be skipped`);
     return { samples: matching.slice(0, 5).map((o) => ({ title: o.key, url: `s3://${c.bucket}/${o.key}` })), warnings };
+  }
+
+  async describe(ctx: ConnectorContext, uri: URL): Promise<ItemInfo> {
+    const c = ctx.config as unknown as S3Config;
+    const key = decodeURIComponent(uri.pathname.replace(/^\//, ''));
+    const name = key.slice(key.lastIndexOf('/') + 1);
+    const res = await this.client(c).send('HEAD', key, { signal: ctx.signal });
+    res.resume();
+    if (res.statusCode !== 200) return { name, size: null, content_type: null, modified_at: null, readable: false, error: `the bucket answered ${res.statusCode} for ${key}` };
+    const modified = res.headers['last-modified'];
+    return { name, size: Number(res.headers['content-length'] ?? 0), content_type: String(res.headers['content-type'] ?? mediaTypeOf(name)), modified_at: modified ? new Date(modified).toISOString() : null, readable: true };
   }
 
   maxBytes(config: Record<string, unknown>): number {

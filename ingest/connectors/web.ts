@@ -16,7 +16,7 @@ import { rm } from 'node:fs/promises';
 import { open, readBody, WebError, USER_AGENT } from '../../outbound/web-client.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { ParsePool } from '../../workers/index.js';
-import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
+import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { mediaTypeOf } from './media-types.js';
 import { ALLOW_ALL, DISALLOW_ALL, parseRobots, type Robots } from './robots.js';
 import { stageBytes, stageStream } from './staging.js';
@@ -104,6 +104,21 @@ export class WebConnector implements Connector {
     if (inScope.length === 0 && c.max_depth > 0) warnings.push(`${url.href} links to no page within ${crawl.domains.join(', ')}: only it will be ingested`);
     if (page.noindex) warnings.push(`${url.href} asks not to be indexed (robots meta noindex)`);
     return { samples, warnings };
+  }
+
+  async describe(ctx: ConnectorContext, uri: URL): Promise<ItemInfo> {
+    const c = ctx.config as unknown as Partial<WebConfig>;
+    const name = decodeURIComponent(uri.pathname.split('/').filter(Boolean).at(-1) ?? '') || uri.hostname;
+    try {
+      const { res } = await open('HEAD', uri.href, { headers: c.headers ?? {}, signal: ctx.signal, allowPrivate: this.o.allowPrivateNetwork });
+      res.resume();
+      if (res.statusCode !== 200) return { name, size: null, content_type: null, modified_at: null, readable: false, error: `${uri.href} answered ${res.statusCode}` };
+      const modified = res.headers['last-modified'];
+      const size = Number(res.headers['content-length']);
+      return { name, size: Number.isFinite(size) ? size : null, content_type: res.headers['content-type'] ? String(res.headers['content-type']).split(';')[0] : null, modified_at: modified ? new Date(modified).toISOString() : null, readable: true };
+    } catch (e) {
+      return { name, size: null, content_type: null, modified_at: null, readable: false, error: (e as Error).message };
+    }
   }
 
   maxBytes(): number {
