@@ -47,6 +47,7 @@ export class GitHubConnector implements Connector {
   readonly type = 'github' as const;
   readonly retainsOriginals = false;
   readonly oversize = 'skip' as const;
+  private readonly clients = new Map<number, Octokit>();
 
   constructor(
     private readonly stagingDir: string,
@@ -186,6 +187,13 @@ export class GitHubConnector implements Connector {
   }
 
   private client(c: GitHubConfig): Octokit {
+    // One client per installation: it keeps its installation token until it expires.
+    let gh = this.clients.get(c.installation_id);
+    if (!gh) this.clients.set(c.installation_id, (gh = this.newClient(c)));
+    return gh;
+  }
+
+  private newClient(c: GitHubConfig): Octokit {
     if (!this.app) throw new FileError('source_unreachable', 'this service has no GitHub App: set SABLE_GITHUB_APP_ID and SABLE_GITHUB_APP_PRIVATE_KEY');
     const gh = new Octokit({
       baseUrl: this.app.apiUrl,

@@ -15,7 +15,7 @@ export interface PeerPage {
   attachments: { id: string; title: string; mediaType: string; bytes: Uint8Array; version: number }[];
 }
 
-export async function startConfluence(opts: { cloudId: string; basic: { user: string; token: string }; tokens: Set<string>; pageSize?: number }) {
+export async function startConfluence(opts: { cloudId: string; basic: { user: string; token: string }; tokens: Set<string>; pageSize?: number; latencyMs?: number }) {
   const spaces = [
     { id: '100', key: 'ENG', name: 'Engineering' },
     { id: '200', key: 'HR', name: 'People' },
@@ -23,7 +23,7 @@ export async function startConfluence(opts: { cloudId: string; basic: { user: st
   const pages: PeerPage[] = [];
   const requests: { method: string; path: string }[] = [];
   const pageSize = opts.pageSize ?? 2;
-  const server = createServer((req, res) => {
+  const server = createServer((req, res) => void delay(opts.latencyMs).then(() => {
     const url = new URL(req.url!, 'http://peer');
     requests.push({ method: req.method!, path: url.pathname + url.search });
     const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -80,8 +80,13 @@ export async function startConfluence(opts: { cloudId: string; basic: { user: st
       return res.writeHead(200, { 'content-type': a.mediaType }).end(a.bytes);
     }
     return send(404, { message: `no route ${path} in this peer` });
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, pages, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** The answer delay of a peer standing in for a distant service (benchmarks). */
+function delay(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }

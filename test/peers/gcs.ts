@@ -17,7 +17,7 @@ export interface DriveFile {
   version: number;
 }
 
-export async function startGoogle(opts: { pageSize?: number } = {}) {
+export async function startGoogle(opts: { pageSize?: number; latencyMs?: number } = {}) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const email = 'reader@acme-project.iam.gserviceaccount.com';
   const buckets = new Map<string, Map<string, { bytes: Buffer; contentType: string; generation: number }>>();
@@ -26,7 +26,7 @@ export async function startGoogle(opts: { pageSize?: number } = {}) {
   const refreshTokens = new Set<string>();
   const requests: { method: string; path: string }[] = [];
   const pageSize = opts.pageSize ?? 2;
-  const server = createServer((req, res) => {
+  const server = createServer((req, res) => void delay(opts.latencyMs).then(() => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -74,7 +74,7 @@ export async function startGoogle(opts: { pageSize?: number } = {}) {
       if (url.pathname.startsWith('/drive/v3/files')) return drive(url, res, send);
       return send(404, { error: { code: 404, message: `no route ${url.pathname} in this peer` } });
     });
-  });
+  }));
   const drive = (url: URL, res: import('node:http').ServerResponse, send: (status: number, body: unknown) => void) => {
     const json = (f: DriveFile) => ({ id: f.id, name: f.name, mimeType: f.mimeType, version: String(f.version), modifiedTime: new Date().toISOString(), webViewLink: `${base}/view/${f.id}`, ...(f.mimeType.startsWith('application/vnd.google-apps.') ? {} : { size: String(Buffer.byteLength(f.content)), md5Checksum: createHash('md5').update(f.content).digest('hex') }) });
     if (url.pathname === '/drive/v3/files') {
@@ -109,4 +109,9 @@ export async function startGoogle(opts: { pageSize?: number } = {}) {
     requests,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/** The answer delay of a peer standing in for a distant service (benchmarks). */
+function delay(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }

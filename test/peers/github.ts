@@ -49,7 +49,7 @@ function branchSha(name: string, files: Map<string, string>): string {
   return h.digest('hex');
 }
 
-export async function startGitHub(opts: { appId: string; installationId: number; pageSize?: number }) {
+export async function startGitHub(opts: { appId: string; installationId: number; pageSize?: number; latencyMs?: number }) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
   const repos = new Map<string, PeerRepo>();
   const tokens = new Set<string>();
@@ -57,7 +57,7 @@ export async function startGitHub(opts: { appId: string; installationId: number;
   let rateLimitNext = 0;
   const pageSize = opts.pageSize ?? 2;
 
-  const server = createServer((req, res) => {
+  const server = createServer((req, res) => void delay(opts.latencyMs).then(() => {
     const url = new URL(req.url!, 'http://peer');
     requests.push({ method: req.method!, path: url.pathname + url.search });
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -161,7 +161,7 @@ export async function startGitHub(opts: { appId: string; installationId: number;
       return c ? send(200, { ...commitJson(c), files: c.files }) : send(404, { message: 'No commit found' });
     }
     return send(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -188,4 +188,9 @@ function validJwt(jwt: string, publicKey: string, appId: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The answer delay of a peer standing in for a distant service (benchmarks). */
+function delay(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }

@@ -17,11 +17,11 @@ export interface LabProject {
   commits: { sha: string; branch: string; title: string; message: string; date: string; mr: number | null; diff: { new_path: string; diff: string }[] }[];
 }
 
-export async function startGitLab(opts: { tokens: Set<string>; pageSize?: number }) {
+export async function startGitLab(opts: { tokens: Set<string>; pageSize?: number; latencyMs?: number }) {
   const projects: LabProject[] = [];
   const requests: { method: string; path: string }[] = [];
   const pageSize = opts.pageSize ?? 2;
-  const server = createServer((req, res) => {
+  const server = createServer((req, res) => void delay(opts.latencyMs).then(() => {
     const url = new URL(req.url!, 'http://peer');
     requests.push({ method: req.method!, path: url.pathname + url.search });
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -88,8 +88,13 @@ export async function startGitLab(opts: { tokens: Set<string>; pageSize?: number
       return send(200, commitJson(c));
     }
     return send(404, { message: `404 no route ${rest} in this peer` });
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, projects, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** The answer delay of a peer standing in for a distant service (benchmarks). */
+function delay(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }

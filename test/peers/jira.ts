@@ -18,12 +18,12 @@ export interface PeerIssue {
 
 export const adf = (text: string) => ({ type: 'doc', version: 1, content: text.split('\n\n').map((p) => ({ type: 'paragraph', content: [{ type: 'text', text: p }] })) });
 
-export async function startJira(opts: { cloudId: string; tokens: Set<string>; pageSize?: number }) {
+export async function startJira(opts: { cloudId: string; tokens: Set<string>; pageSize?: number; latencyMs?: number }) {
   const issues: PeerIssue[] = [];
   const requests: { method: string; path: string }[] = [];
   let limited = 0;
   const pageSize = opts.pageSize ?? 2;
-  const server = createServer((req, res) => {
+  const server = createServer((req, res) => void delay(opts.latencyMs).then(() => {
     const url = new URL(req.url!, 'http://peer');
     requests.push({ method: req.method!, path: url.pathname + url.search });
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
@@ -80,7 +80,7 @@ export async function startJira(opts: { cloudId: string; tokens: Set<string>; pa
       return send(200, { startAt, maxResults: per, total: i.comments.length, comments });
     }
     return send(404, { errorMessages: ['no such route in this peer'] });
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -92,4 +92,9 @@ export async function startJira(opts: { cloudId: string; tokens: Set<string>; pa
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+}
+
+/** The answer delay of a peer standing in for a distant service (benchmarks). */
+function delay(ms: number | undefined): Promise<void> {
+  return ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve();
 }
