@@ -44,6 +44,13 @@ export interface WebOptions {
 const ASSET = /\.(pdf|docx|xlsx|csv|txt|md|markdown|json|xml|rtf|odt|pptx)$/i;
 const HTML = /^(text\/html|application\/xhtml\+xml)/i;
 const MB = 1024 * 1024;
+/** Pages of one crawl in flight at once. */
+const CONCURRENCY = 4;
+
+interface Visit {
+  items: SourceItem[];
+  links: { url: string; depth: number }[];
+}
 
 export class WebConnector implements Connector {
   readonly type = 'web' as const;
@@ -159,6 +166,10 @@ class Crawl {
     return this.domains.some((d) => host === d || host.endsWith(`.${d}`));
   }
 
+  /**
+   * Breadth first, CONCURRENT pages in flight (requests to one host still spaced by the
+   * politeness delay): each visit yields its items and the links it found for the frontier.
+   */
   async *run(): AsyncIterable<SourceItem> {
     const frontier: { url: string; depth: number }[] = [];
     const seen = new Set<string>();
@@ -167,75 +178,90 @@ class Crawl {
       const n = normalize(u);
       if (!seen.has(n)) frontier.push({ url: n, depth: 0 }), seen.add(n);
     }
-    let pages = 0;
-    let reached = 0;
-    const errors: string[] = [];
-    while (frontier.length > 0 && pages < this.c.max_pages) {
-      const { url, depth } = frontier.shift()!;
-      const target = new URL(url);
-      if (!(await this.robotsOf(target)).allowed(target.pathname + target.search)) continue;
-      await this.polite(target);
-      let got: Awaited<ReturnType<typeof open>>;
-      try {
-        got = await open('GET', url, { headers: this.c.headers, signal: this.ctx.signal, allowPrivate: this.o.allowPrivateNetwork });
-      } catch (e) {
-        if (this.ctx.signal.aborted) throw e;
-        errors.push(`${url}: ${(e as Error).message}`);
-        continue;
+    const crawl = { pages: 0, reached: 0, errors: [] as string[] };
+    const inFlight = new Map<number, Promise<{ id: number; out: Visit }>>();
+    let next = 0;
+    while (frontier.length > 0 || inFlight.size > 0) {
+      while (frontier.length > 0 && inFlight.size < CONCURRENCY && crawl.pages + inFlight.size < this.c.max_pages) {
+        const id = next++;
+        const { url, depth } = frontier.shift()!;
+        inFlight.set(id, this.visit(url, depth, crawl, seen, emitted).then((out) => ({ id, out })));
       }
-      const { res } = got;
-      const final = new URL(normalize(got.url.href));
-      if (res.statusCode !== 200 || !this.inDomain(final)) {
-        res.resume();
-        errors.push(`${url}: ${res.statusCode !== 200 ? `answered ${res.statusCode}` : `redirected out of the allowed domains to ${final.host}`}`);
-        continue;
-      }
-      reached++;
-      const type = String(res.headers['content-type'] ?? mediaTypeOf(final.pathname));
-      const version = changeSignal(res.headers);
-      if (!HTML.test(type)) {
-        // A document where a page was expected (a start URL that is a PDF): ingested as it is.
-        const staged = await stageStream(res, this.o.stagingDir, 100 * MB, this.ctx.signal);
-        if (emitted.has(final.href)) {
-          await staged.release();
-          continue;
-        }
-        emitted.add(final.href);
-        this.keep(final.href, staged.path);
-        yield item(final, type.split(';')[0].trim(), null, version);
-        continue;
-      }
-      const body = await readBody(res, this.o.maxPageBytes ?? 10 * MB);
-      pages++;
-      const page = await this.o.parse.links(body.toString('utf8'), final.href);
-      const canonical = page.canonical && this.inDomain(new URL(page.canonical)) ? normalize(page.canonical) : final.href;
-      seen.add(canonical);
-      if (!page.noindex && !emitted.has(canonical)) {
-        emitted.add(canonical);
-        this.keep(canonical, (await stageBytes(body, this.o.stagingDir)).path);
-        yield { ...item(new URL(canonical), 'text/html', page.title, version ?? sha256(body)), size: body.length };
-      }
-      if (page.nofollow || depth >= this.c.max_depth) continue;
-      let assets = 0;
-      for (const link of page.links) {
-        const u = new URL(normalize(link));
-        if (!this.inDomain(u) || seen.has(u.href)) continue;
-        seen.add(u.href);
-        if (ASSET.test(u.pathname)) {
-          if (!this.c.include_assets || assets >= this.c.max_assets_per_page) continue;
-          assets++;
-          const asset = await this.asset(u);
-          if (asset && !emitted.has(asset.id)) {
-            emitted.add(asset.id);
-            yield asset;
-          }
-          continue;
-        }
-        frontier.push({ url: u.href, depth: depth + 1 });
-      }
+      if (inFlight.size === 0) break;
+      const { id, out } = await Promise.race(inFlight.values());
+      inFlight.delete(id);
+      yield* out.items;
+      if (crawl.pages < this.c.max_pages) frontier.push(...out.links);
     }
     // A crawl that reached nothing failed; one that reached some pages goes on without the others.
-    if (reached === 0) throw new WebError(`no start URL could be read: ${errors.slice(0, 3).join('; ') || 'robots.txt disallows them'}`, null);
+    if (crawl.reached === 0) throw new WebError(`no start URL could be read: ${crawl.errors.slice(0, 3).join('; ') || 'robots.txt disallows them'}`, null);
+  }
+
+  /** One page: its item (kept on disk for the job), its linked documents, and the pages it links to. */
+  private async visit(url: string, depth: number, crawl: { pages: number; reached: number; errors: string[] }, seen: Set<string>, emitted: Set<string>): Promise<Visit> {
+    const none: Visit = { items: [], links: [] };
+    const target = new URL(url);
+    if (!(await this.robotsOf(target)).allowed(target.pathname + target.search)) return none;
+    await this.polite(target);
+    let got: Awaited<ReturnType<typeof open>>;
+    try {
+      got = await open('GET', url, { headers: this.c.headers, signal: this.ctx.signal, allowPrivate: this.o.allowPrivateNetwork });
+    } catch (e) {
+      if (this.ctx.signal.aborted) throw e;
+      crawl.errors.push(`${url}: ${(e as Error).message}`);
+      return none;
+    }
+    const { res } = got;
+    const final = new URL(normalize(got.url.href));
+    if (res.statusCode !== 200 || !this.inDomain(final)) {
+      res.resume();
+      crawl.errors.push(`${url}: ${res.statusCode !== 200 ? `answered ${res.statusCode}` : `redirected out of the allowed domains to ${final.host}`}`);
+      return none;
+    }
+    crawl.reached++;
+    const type = String(res.headers['content-type'] ?? mediaTypeOf(final.pathname));
+    const version = changeSignal(res.headers);
+    if (!HTML.test(type)) {
+      // A document where a page was expected (a start URL that is a PDF): ingested as it is.
+      const staged = await stageStream(res, this.o.stagingDir, 100 * MB, this.ctx.signal);
+      if (emitted.has(final.href)) {
+        await staged.release();
+        return none;
+      }
+      emitted.add(final.href);
+      this.keep(final.href, staged.path);
+      return { items: [item(final, type.split(';')[0].trim(), null, version)], links: [] };
+    }
+    const body = await readBody(res, this.o.maxPageBytes ?? 10 * MB);
+    crawl.pages++;
+    const page = await this.o.parse.links(body.toString('utf8'), final.href);
+    const canonical = page.canonical && this.inDomain(new URL(page.canonical)) ? normalize(page.canonical) : final.href;
+    seen.add(canonical);
+    const out: Visit = { items: [], links: [] };
+    if (!page.noindex && !emitted.has(canonical)) {
+      emitted.add(canonical);
+      this.keep(canonical, (await stageBytes(body, this.o.stagingDir)).path);
+      out.items.push({ ...item(new URL(canonical), 'text/html', page.title, version ?? sha256(body)), size: body.length });
+    }
+    if (page.nofollow || depth >= this.c.max_depth) return out;
+    let assets = 0;
+    for (const link of page.links) {
+      const u = new URL(normalize(link));
+      if (!this.inDomain(u) || seen.has(u.href)) continue;
+      seen.add(u.href);
+      if (ASSET.test(u.pathname)) {
+        if (!this.c.include_assets || assets >= this.c.max_assets_per_page) continue;
+        assets++;
+        const asset = await this.asset(u);
+        if (asset && !emitted.has(asset.id)) {
+          emitted.add(asset.id);
+          out.items.push(asset);
+        }
+        continue;
+      }
+      out.links.push({ url: u.href, depth: depth + 1 });
+    }
+    return out;
   }
 
   /** A linked document, known by a HEAD (its type, size and change signal); fetched with the job's files. */
