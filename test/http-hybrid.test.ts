@@ -122,5 +122,13 @@ describe('hybrid search and the model reranker over HTTP', () => {
     const noText = await post(`${base}/search`, { query: [1, 0], rerank: true });
     expect(noText.body.rerank).toMatchObject({ applied: false, reason: 'no_query_text' });
     expect((await post(`${base}/search`, { query: [1, 0], rerank: { top_n: 0 } })).status).toBe(400);
+    // An unknown provider is a provider problem: fail-open answers 200 in the search's order, fail_open: false a 400.
+    const unknown = await post(`${base}/search`, { query: [1, 0], sparse_query: 'soup', hybrid: false, top_k: 4, rerank: { provider: 'voyage', top_n: 3 } });
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.rerank).toMatchObject({ applied: false, reason: 'unknown_provider', provider: 'voyage' });
+    expect(unknown.body.results.map((h: { id: number }) => h.id)).toEqual(noText.body.results.slice(0, unknown.body.results.length).map((h: { id: number }) => h.id));
+    const strict = await post(`${base}/search`, { query: [1, 0], rerank: { provider: 'voyage', fail_open: false } });
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toContain("'voyage' is not configured");
   });
 });

@@ -391,9 +391,11 @@ describe('parseRerankOption', () => {
     invalid({ fail_open: 'no' }, /rerank.fail_open must be a boolean/);
   });
 
-  it('validates provider and model against the configured providers', () => {
-    invalid({ provider: 'voyage' }, /rerank.provider 'voyage' is not configured.*local, cohere/, { provider: 'local', providers });
-    invalid(true, /'jina' is not configured/, { provider: 'jina', providers });
+  it('validates provider and model against the configured providers; an unknown provider fails open unless fail_open is false', () => {
+    invalid({ provider: 'voyage', fail_open: false }, /rerank.provider 'voyage' is not configured.*local, cohere/, { provider: 'local', providers });
+    invalid(true, /'jina' is not configured/, { provider: 'jina', providers, fail_open: false });
+    // Fail-open covers provider problems: the search runs, and the rerank status says unknown_provider.
+    expect(parseRerankOption({ provider: 'voyage' }, 10, { provider: 'local', providers })).toMatchObject({ provider: 'voyage', fail_open: true });
     invalid({ provider: 'local', model: 'gpt' }, /rerank.model 'gpt' is not offered by provider 'local'/, { provider: 'local', providers });
     expect(parseRerankOption({ provider: 'cohere', model: 'rerank-v3.5' }, 10, { provider: 'local', providers })?.model).toBe('rerank-v3.5');
   });

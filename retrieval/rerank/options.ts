@@ -29,13 +29,16 @@ export function parseRerankOption(raw: RerankRequest | undefined, topK: number, 
   const on = o.enabled ?? OPTION_FIELDS.some((f) => o[f] !== undefined);
   if (!on) return null;
   const provider = o.provider ?? defaults.provider;
+  const failOpen = o.fail_open ?? defaults.fail_open ?? true;
   let model = o.model;
-  if (defaults.providers) {
-    const p = defaults.providers.get(provider);
-    if (!p) {
-      const known = [...defaults.providers.keys()].join(', ') || 'none';
-      throw badRequest(`rerank.provider '${provider}' is not configured on this server (available: ${known})`);
-    }
+  const p = defaults.providers?.get(provider);
+  if (defaults.providers && !p && !failOpen) {
+    const known = [...defaults.providers.keys()].join(', ') || 'none';
+    throw badRequest(`rerank.provider '${provider}' is not configured on this server (available: ${known})`);
+  }
+  // An unknown provider under fail_open is a provider problem: the search answers in its own
+  // order, and the rerank status says why (rerank.ts).
+  if (p) {
     if (model !== undefined && p.models && !p.models.includes(model)) {
       throw badRequest(`rerank.model '${model}' is not offered by provider '${provider}' (available: ${p.models.join(', ')})`);
     }
@@ -47,6 +50,6 @@ export function parseRerankOption(raw: RerankRequest | undefined, topK: number, 
     model: model ?? '',
     top_n: o.top_n ?? topK,
     max_documents: o.max_documents ?? defaults.max_documents ?? DEFAULT_MAX_DOCUMENTS,
-    fail_open: o.fail_open ?? defaults.fail_open ?? true,
+    fail_open: failOpen,
   };
 }
