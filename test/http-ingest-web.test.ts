@@ -20,8 +20,11 @@ type Page = { status?: number; type?: string; body: string | Uint8Array; headers
 async function startSite() {
   const pages = new Map<string, Page>();
   const requests: { method: string; path: string; headers: IncomingMessage['headers'] }[] = [];
+  /** Paths that answer 429 (Retry-After: 1) once before their page. */
+  const limited = new Set<string>();
   const server: Server = createServer((req, res) => {
     requests.push({ method: req.method!, path: req.url!, headers: req.headers });
+    if (limited.delete(req.url!)) return void res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/plain' }).end('slow down');
     const page = pages.get(req.url!.split('#')[0]);
     if (!page) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     res.writeHead(page.status ?? 200, { 'content-type': page.type ?? 'text/html; charset=utf-8', ...page.headers });
@@ -29,7 +32,7 @@ async function startSite() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, pages, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { base, pages, requests, limited, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 const html = (title: string, body: string, head = '') => `<!doctype html><html><head><title>${title}</title>${head}</head><body><nav>menu links</nav><main>${body}</main></body></html>`;
@@ -87,7 +90,8 @@ describe('web sources', () => {
     expect(down.body.message).not.toContain('    at ');
   });
 
-  it('crawls the site: pages within depth and domain, robots obeyed, noindex followed but not kept, canonical once, redirects, linked PDFs', async () => {
+  it('crawls the site: pages within depth and domain, robots obeyed, noindex followed but not kept, canonical once, redirects, linked PDFs, a 429 waited out', async () => {
+    site.limited.add('/guide');
     datasetId = await api.dataset('harbour');
     const src = await api.call('POST', '/ingestion/sources', { source_type: 'web', name: 'harbour site', config: config() });
     sourceId = src.body.id;
@@ -105,8 +109,9 @@ describe('web sources', () => {
     expect(site.requests.some((r) => r.path.startsWith('/private/'))).toBe(false);
     expect(site.requests.some((r) => r.path === '/ignored')).toBe(false);
     expect(site.requests.filter((r) => r.path !== '/robots.txt').every((r) => r.headers['x-crawl-token'] === 'abc')).toBe(true);
-    // Each page was downloaded once in the run (listing keeps the bytes for parsing).
-    expect(site.requests.filter((r) => r.method === 'GET' && r.path === '/guide').length).toBe(1);
+    // Each page was downloaded once in the run (listing keeps the bytes for parsing); /guide after its 429.
+    expect(site.requests.filter((r) => r.method === 'GET' && r.path === '/guide').length).toBe(2);
+    expect(site.requests.filter((r) => r.method === 'GET' && r.path === '/deep/1').length).toBe(1);
     const hits = await api.search(datasetId, 'how many steps does the keeper climb?');
     expect(hits[0].doc_value).toContain('217 steps');
     expect(hits[0].metadata.source_type).toBe('web');

@@ -236,9 +236,15 @@ class Crawl {
     crawl.pages++;
     const page = await this.o.parse.links(body.toString('utf8'), final.href);
     const canonical = page.canonical && this.inDomain(new URL(page.canonical)) ? normalize(page.canonical) : final.href;
-    seen.add(canonical);
     const out: Visit = { items: [], links: [] };
-    if (!page.noindex && !emitted.has(canonical)) {
+    if (canonical !== final.href) {
+      // The page says it is a copy of another: that page is the document, read in its own turn
+      // (with pages in flight, the copy may arrive first; its title and version are not the page's).
+      if (!seen.has(canonical)) {
+        seen.add(canonical);
+        out.links.push({ url: canonical, depth });
+      }
+    } else if (!page.noindex && !emitted.has(canonical)) {
       emitted.add(canonical);
       this.keep(canonical, (await stageBytes(body, this.o.stagingDir)).path);
       out.items.push({ ...item(new URL(canonical), 'text/html', page.title, version ?? sha256(body)), size: body.length });
