@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Scalar, StringEnum } from '../catalog/json-schema.js';
 import { AdvancedFilter } from '../retrieval/requests.js';
+import { CHUNK_TYPES, RUN_STATUSES } from './runs/run.js';
 
 export const MODES = ['auto', 'fast', 'agentic'] as const;
 export type Mode = (typeof MODES)[number];
@@ -122,14 +123,14 @@ export const TraceEvent = Type.Object({
 
 export const RunRecord = Type.Object({
   run_id: Type.String(),
-  status: StringEnum(['running', 'succeeded', 'failed', 'rate_limited', 'cancelled'] as const),
+  status: StringEnum(RUN_STATUSES),
   events: Type.Array(TraceEvent),
   last_seq: Type.Integer({ description: 'seq of the last chunk of the run (every SSE chunk has one: its id: line)' }),
   answer: Type.String(),
 });
 
 export const StreamChunk = Type.Object({
-  chunk_type: StringEnum(['event', 'text', 'artifact', 'citation', 'metadata', 'error', 'done'] as const),
+  chunk_type: StringEnum(CHUNK_TYPES),
   content: Type.String({ description: 'event: its summary; text: part of the answer; artifact: what it shows in words' }),
   metadata: Type.Record(Type.String(), Type.Unknown(), {
     description: 'event: run_id, seq, phase, action, status, step, tool, ms, detail; citation: sources; done: run_id, status, partial, degraded_reasons',

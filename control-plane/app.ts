@@ -22,7 +22,7 @@ import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
 import { ConnectionService } from '../ingest/connections/service.js';
 import { ConnectionStore } from '../ingest/connections/store.js';
-import type { ConnectionTokens, Connector } from '../ingest/connectors/connector.js';
+import type { ConnectionTokens, Connectors } from '../ingest/connectors/connector.js';
 import { FileUploadConnector } from '../ingest/connectors/file-upload.js';
 import { ConfluenceConnector } from '../ingest/connectors/confluence.js';
 import { GcsConnector } from '../ingest/connectors/gcs.js';
@@ -123,17 +123,17 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   });
   const connectionTokens: ConnectionTokens = connections;
   const google = new GoogleTokens(config.ingest.googleTokenUrl, connectionTokens);
-  const connectors = new Map<string, Connector>([
-    ['file_upload', new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes)],
-    ['s3', new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork)],
-    ['github', new GitHubConnector(sourceStaging, config.ingest.githubApp)],
-    ['gcs', new GcsConnector(sourceStaging, config.ingest.gcsApiUrl, google)],
-    ['gdrive', new DriveConnector(sourceStaging, config.ingest.driveApiUrl, google)],
-    ['gitlab', new GitLabConnector(sourceStaging, config.ingest.allowPrivateNetwork, connectionTokens)],
-    ['jira', new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens)],
-    ['confluence', new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens)],
-    ['web', new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs })],
-  ]);
+  const connectors: Connectors = {
+    file_upload: new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes),
+    s3: new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork),
+    github: new GitHubConnector(sourceStaging, config.ingest.githubApp),
+    gcs: new GcsConnector(sourceStaging, config.ingest.gcsApiUrl, google),
+    gdrive: new DriveConnector(sourceStaging, config.ingest.driveApiUrl, google),
+    gitlab: new GitLabConnector(sourceStaging, config.ingest.allowPrivateNetwork, connectionTokens),
+    jira: new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens),
+    confluence: new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens),
+    web: new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs }),
+  };
   const sourceStore = new SourceStore(store, secrets);
   const scheduleStore = new ScheduleRecords(store);
   const documentStore = new DocumentStore(store);
@@ -144,7 +144,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },
   );
   const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler]);
-  const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets, connectors);
+  const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets);
   const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
   // Answers: questions over the datasets, as runs that stream, with chat sessions.

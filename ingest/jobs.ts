@@ -3,14 +3,12 @@
  * from files uploaded to a file_upload source (upload/init, then upload/complete).
  */
 import type { DatasetService } from '../catalog/datasets/service.js';
-import { badRequest, SableError } from '../errors/codes.js';
+import { badRequest } from '../errors/codes.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { newJob, queued, type JobRecord } from '../jobs/records.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { FileDeclared, Upload, UploadJobs } from '../jobs/uploads.js';
-import type { Connector } from './connectors/connector.js';
 import type { SourceService } from './sources/service.js';
-import type { SourceRecord } from './sources/store.js';
 
 export class IngestJobs {
   constructor(
@@ -19,21 +17,12 @@ export class IngestJobs {
     private readonly runner: JobRunner,
     private readonly sources: SourceService,
     private readonly datasets: DatasetService,
-    private readonly connectors: ReadonlyMap<string, Connector>,
   ) {}
-
-  /** 501 not_implemented for a source whose type this service cannot read yet. */
-  checkReadable(source: SourceRecord): void {
-    if (!this.connectors.has(source.type)) {
-      throw new SableError('not_implemented', `${source.type} sources cannot be read by this service yet (their connector is not built); readable types: ${[...this.connectors.keys()].join(', ')}`);
-    }
-  }
 
   /** A queued job that reads the source into the dataset (every item, listed anew). */
   async start(orgId: string, sourceId: string, datasetId: string, scheduleId?: string): Promise<JobRecord> {
     const source = this.sources.get(orgId, sourceId);
     const dataset = this.datasets.get(orgId, datasetId);
-    this.checkReadable(source);
     const job = queued(newJob({ kind: 'ingest', orgId, datasetId: dataset.id, validateOnly: false, idempotencyKey: null, sourceId: source.id, scheduleId }), 0, `queued: read ${source.type} source ${source.name}`);
     await this.jobs.create(job, []);
     this.runner.wake();

@@ -5,6 +5,7 @@
  * service (`label`, e.g. "openai embeddings") and never carry the API key.
  */
 import { networkCause, providerMessage, redact } from './messages.js';
+import { retryAfterMs } from './retry-after.js';
 
 export interface RetryPolicy {
   timeoutMs: number;
@@ -78,8 +79,8 @@ export async function postJson(
 }
 
 function backoff(policy: RetryPolicy, attempt: number, last: OutboundError | null): number {
-  const seconds = last?.retryAfter ? Number(last.retryAfter) : NaN;
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(30_000, seconds * 1000);
+  const asked = retryAfterMs(last?.retryAfter);
+  if (asked !== null) return Math.min(30_000, asked);
   const base = policy.backoffMs * 2 ** (attempt - 1);
   return Math.min(30_000, base / 2 + Math.random() * (base / 2));
 }

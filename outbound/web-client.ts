@@ -7,6 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { checkLiteralHost, guardedLookup } from './address-guard.js';
+import { retryAfterMs } from './retry-after.js';
 
 export interface WebRequestOptions {
   headers?: Record<string, string>;
@@ -46,7 +47,7 @@ export async function open(method: 'GET' | 'HEAD', url: string, o: WebRequestOpt
     if ((status === 429 || status === 503) && retry < (o.retries ?? 2)) {
       res.resume();
       retry++;
-      await sleep(retryAfterMs(res.headers['retry-after'], retry, o.maxRetryWaitMs ?? 10_000), o.signal);
+      await sleep(Math.min(o.maxRetryWaitMs ?? 10_000, retryAfterMs(res.headers['retry-after']) ?? 500 * 2 ** retry), o.signal);
       continue;
     }
     return { url: current, res };
@@ -81,13 +82,6 @@ function once(method: string, url: URL, o: WebRequestOptions): Promise<IncomingM
     req.on('error', reject);
     req.end();
   });
-}
-
-function retryAfterMs(header: string | string[] | undefined, attempt: number, max: number): number {
-  const v = Array.isArray(header) ? header[0] : header;
-  const seconds = v !== undefined ? Number(v) : NaN;
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : v ? Date.parse(v) - Date.now() : 500 * 2 ** attempt;
-  return Math.min(max, Math.max(0, Number.isFinite(ms) ? ms : 1000));
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -7,7 +7,8 @@
  */
 export const CHUNK_TYPES = ['event', 'text', 'artifact', 'citation', 'metadata', 'error', 'done'] as const;
 export type ChunkType = (typeof CHUNK_TYPES)[number];
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'rate_limited' | 'cancelled';
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'rate_limited', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 export type Phase = 'received' | 'resolve' | 'plan' | 'route' | 'act' | 'synthesize' | 'done';
 export type EventStatus = 'started' | 'ok' | 'warning' | 'error';
 

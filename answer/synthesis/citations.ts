@@ -61,14 +61,3 @@ function supports(source: CitedSource, claim: string, verbatim: boolean): boolea
   for (const t of terms) if (have.has(t)) found++;
   return found / terms.size >= SUPPORT_SHARE;
 }
-
-/** Every marker of an answer, sentence by sentence (what the bench and the tests count). */
-export function markersOf(answer: string): { marker: number; sentence: string }[] {
-  const out: { marker: number; sentence: string }[] = [];
-  const re = /([^[\]]*?)((?:\s?\[\d+\])+)/g;
-  for (const m of answer.matchAll(re)) {
-    const sentence = normalize(m[1]);
-    for (const d of m[2].matchAll(/\[(\d+)\]/g)) out.push({ marker: Number(d[1]), sentence });
-  }
-  return out;
-}

@@ -20,40 +20,19 @@ import { sentencesOf, normalize } from '../../answer/synthesis/sentences.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { ensureDebianFaq, readFaq } from '../retrieval/debian-faq.js';
+import { readFrames, type Frame } from '../../test/support/sse.js';
 import { callerOf, serve } from '../service.js';
 
 const args = new Map(process.argv.slice(2).map((a) => (a.includes('=') ? [a.slice(2, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a.slice(2), 'true'])));
 const log = (m: string) => process.stderr.write(`[qa] ${m}\n`);
-
-interface Frame {
-  chunk_type: string;
-  content: string;
-  metadata: any;
-}
 
 /** One question through the SSE route: frames, time to the first frame and to the end. */
 async function ask(url: string, key: string, body: object): Promise<{ frames: Frame[]; firstMs: number; doneMs: number }> {
   const t0 = performance.now();
   const res = await fetch(url + '/intelligence/query', { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`query: ${res.status} ${await res.text()}`);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  const frames: Frame[] = [];
-  let buffer = '';
   let firstMs = NaN;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
-      buffer = buffer.slice(end + 2);
-      if (!data) continue;
-      if (Number.isNaN(firstMs)) firstMs = performance.now() - t0;
-      frames.push(JSON.parse(data.slice(6)));
-    }
-  }
+  const frames = await readFrames(res, { onFrame: () => (firstMs = Number.isNaN(firstMs) ? performance.now() - t0 : firstMs) });
   return { frames, firstMs, doneMs: performance.now() - t0 };
 }
 

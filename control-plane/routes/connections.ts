@@ -5,8 +5,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../../catalog/json-schema.js';
-import { PROVIDERS } from '../../ingest/connections/providers.js';
+import { PROVIDERS, serves } from '../../ingest/connections/providers.js';
 import type { ConnectionService } from '../../ingest/connections/service.js';
+import { CONNECTION_STATUSES } from '../../ingest/connections/store.js';
 import { badRequest } from '../../errors/codes.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
@@ -15,7 +16,7 @@ const Connection = Type.Object({
   id: Type.String(),
   provider: StringEnum(PROVIDERS),
   source_type: Type.Union([Type.String(), Type.Null()]),
-  status: StringEnum(['pending', 'connected', 'error', 'revoked'] as const),
+  status: StringEnum(CONNECTION_STATUSES),
   account_email: Type.Union([Type.String(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()], { description: 'why the connection is in error (a refresh the provider refused, a denied consent)' }),
   scopes: Type.Array(Type.String()),
@@ -43,8 +44,7 @@ export function connectionRoutes(connections: ConnectionService): Route[] {
         'The connection is pending until then, connected after (account_email filled), error when consent is denied or a later refresh is refused (error says why).',
       handler: async ({ caller, body }) => {
         if (!(PROVIDERS as readonly string[]).includes(body.provider)) throw badRequest(`provider must be google or atlassian (got '${body.provider}')`);
-        const wrongType = body.source_type && ((body.provider === 'google') !== (body.source_type === 'gdrive' || body.source_type === 'gcs'));
-        if (wrongType) throw badRequest(`a ${body.provider} connection cannot serve ${body.source_type} sources`);
+        if (body.source_type && !serves(body.provider as (typeof PROVIDERS)[number], body.source_type)) throw badRequest(`a ${body.provider} connection cannot serve ${body.source_type} sources`);
         return json(201, await connections.create(caller.orgId, body.provider as (typeof PROVIDERS)[number], body.source_type ?? null));
       },
     }),

@@ -43,9 +43,9 @@ const SCOPES: Record<Provider, Record<string, string[]>> = {
   },
 };
 
-/** The source types a provider serves (a connection made for one may serve the others too). */
-export function sourceTypesOf(provider: Provider): string[] {
-  return Object.keys(SCOPES[provider]);
+/** Whether a provider's grants can read sources of a type. */
+export function serves(provider: Provider, sourceType: string): boolean {
+  return Object.hasOwn(SCOPES[provider], sourceType);
 }
 
 export function scopesFor(provider: Provider, sourceType: string | null): string[] {

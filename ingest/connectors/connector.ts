@@ -62,6 +62,9 @@ export interface ItemInfo {
   error?: string;
 }
 
+/** One connector per source type: the type makes a missing one a compile error. */
+export type Connectors = Readonly<Record<SourceType, Connector>>;
+
 export interface Connector {
   readonly type: SourceType;
   list(ctx: ConnectorContext): AsyncIterable<SourceItem>;

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import type { GoogleAuthConfig, GoogleTokens } from './google-auth.js';
+import { statusOf } from './retry.js';
 import { stageStream } from './staging.js';
 
 interface DriveConfig extends GoogleAuthConfig {
@@ -182,10 +183,6 @@ export class DriveConnector implements Connector {
       throw new Error(describe(e, what));
     }
   }
-}
-
-function statusOf(e: unknown): number | undefined {
-  return (e as { status?: number; response?: { status?: number } }).status ?? (e as { response?: { status?: number } }).response?.status;
 }
 
 function describe(e: unknown, what: string): string {

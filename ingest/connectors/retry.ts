@@ -3,6 +3,8 @@
  * wait the answer asks for (Retry-After, x-ratelimit-reset), within a bound, then failed with the
  * answer in words.
  */
+import { retryAfterMs } from '../../outbound/retry-after.js';
+
 /** The shapes client libraries fail with (Octokit, axios, jira.js's HttpException with the axios error as its cause). */
 export interface HttpFailure {
   status?: number;
@@ -25,10 +27,8 @@ export function retryWait(e: unknown, attempt: number): number | null {
   const h = (f?.response?.headers ?? f?.cause?.response?.headers ?? {}) as Record<string, string | undefined>;
   const limited = status === 429 || status === 503 || (status === 403 && (h['x-ratelimit-remaining'] === '0' || h['retry-after'] !== undefined));
   if (!limited) return null;
-  if (h['retry-after'] !== undefined) {
-    const s = Number(h['retry-after']);
-    return Number.isFinite(s) ? s * 1000 : Math.max(0, Date.parse(h['retry-after']) - Date.now());
-  }
+  const asked = retryAfterMs(h['retry-after']);
+  if (asked !== null) return asked;
   if (h['x-ratelimit-reset'] !== undefined) return Math.max(0, Number(h['x-ratelimit-reset']) * 1000 - Date.now()) + 250;
   return 500 * 2 ** attempt;
 }

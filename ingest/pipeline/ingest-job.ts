@@ -25,7 +25,7 @@ import type { Embedder } from '../../retrieval/embeddings/embedder.js';
 import type { VectorWrites } from '../../retrieval/vectors.js';
 import type { StagedFile } from '../../storage/object-store.js';
 import type { Chunk, ParsePool, Selectors } from '../../workers/index.js';
-import type { Connector, ConnectorContext } from '../connectors/connector.js';
+import type { Connector, ConnectorContext, Connectors } from '../connectors/connector.js';
 import { chunkId, type DocumentRecord, type DocumentStore } from '../../catalog/documents/store.js';
 import type { ScheduleRecords } from '../schedules/store.js';
 import type { SourceRecord, SourceStore } from '../sources/store.js';
@@ -54,7 +54,7 @@ export type StageObserver = (stage: 'fetch' | 'parse' | 'chunk' | 'embed' | 'ind
 export interface IngestDeps {
   queue: JobQueue;
   sources: SourceStore;
-  connectors: ReadonlyMap<string, Connector>;
+  connectors: Connectors;
   documents: DocumentStore;
   datasets: DatasetService;
   embedder: Embedder;
@@ -94,8 +94,7 @@ export class IngestJobHandler implements JobHandler {
 
     const source = job.source_id ? this.d.sources.get(job.source_id) : undefined;
     if (!source || source.org_id !== job.org_id) return this.failJob(job, 'source_not_found', `source ${job.source_id} no longer exists`, t0);
-    const connector = this.d.connectors.get(source.type);
-    if (!connector) return this.failJob(job, 'not_implemented', `sources of type ${source.type} cannot be read yet: their connector is not built`, t0);
+    const connector = this.d.connectors[source.type];
     let record: DatasetRecord;
     try {
       record = await this.d.datasets.ensure(job.org_id, job.dataset_id);

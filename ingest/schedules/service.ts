@@ -52,7 +52,6 @@ export class ScheduleService {
   async create(orgId: string, b: ScheduleCreate): Promise<ScheduleRecord> {
     const source = this.sources.get(orgId, b.source_id);
     const dataset = this.datasets.get(orgId, b.dataset_id);
-    this.ingest.checkReadable(source);
     const timezone = b.timezone ?? 'UTC';
     checkSchedule(b.cron, timezone);
     const enabled = b.enabled ?? true;

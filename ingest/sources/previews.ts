@@ -6,10 +6,11 @@
  */
 import type { Readable } from 'node:stream';
 import { badRequest, SableError } from '../../errors/codes.js';
-import type { Connector, ConnectorContext, ItemInfo } from '../connectors/connector.js';
+import type { ConnectorContext, Connectors, ItemInfo } from '../connectors/connector.js';
+import type { SourceType } from './types.js';
 import type { SourceRecord, SourceStore } from './store.js';
 
-const SCHEMES: Record<string, string> = { 's3:': 's3', 'gs:': 'gcs', 'gdrive:': 'gdrive', 'http:': 'web', 'https:': 'web' };
+const SCHEMES: Record<string, SourceType> = { 's3:': 's3', 'gs:': 'gcs', 'gdrive:': 'gdrive', 'http:': 'web', 'https:': 'web' };
 const MAX_BATCH = 100;
 
 export type PathInfo = ItemInfo & { source_path: string; source_id: string | null };
@@ -17,7 +18,7 @@ export type PathInfo = ItemInfo & { source_path: string; source_id: string | nul
 export class SourcePreviews {
   constructor(
     private readonly sources: SourceStore,
-    private readonly connectors: Map<string, Connector>,
+    private readonly connectors: Connectors,
   ) {}
 
   async info(orgId: string, path: string): Promise<PathInfo> {
@@ -29,8 +30,8 @@ export class SourcePreviews {
     }
     const type = SCHEMES[uri.protocol];
     if (!type) throw badRequest(`source_path scheme ${uri.protocol} is not one of s3:, gs:, gdrive:, https:`);
-    const connector = this.connectors.get(type);
-    if (!connector?.describe) throw new SableError('not_implemented', `${type} items cannot be described`);
+    const connector = this.connectors[type];
+    if (!connector.describe) throw new SableError('not_implemented', `${type} items cannot be described`);
     const name = decodeURIComponent(uri.pathname.split('/').filter(Boolean).at(-1) ?? '') || uri.hostname;
     const none = (error: string): PathInfo => ({ source_path: path, source_id: null, name, size: null, content_type: null, modified_at: null, readable: false, error });
     if (type === 'web') return { source_path: path, source_id: null, ...(await connector.describe(this.context(orgId, null, { headers: {} }), uri)) };
@@ -63,7 +64,7 @@ export class SourcePreviews {
     const info = await this.info(orgId, `gdrive://${encodeURIComponent(fileId)}`);
     if (!info.readable || !info.source_id) throw new SableError('document_unavailable', info.error ?? `Drive file ${fileId} cannot be read`);
     const source = this.sources.get(info.source_id)!;
-    const out = await this.connectors.get('gdrive')!.stream!(this.context(orgId, source.id, this.sources.reveal(source)), fileId);
+    const out = await this.connectors.gdrive.stream!(this.context(orgId, source.id, this.sources.reveal(source)), fileId);
     return { ...out, name: info.name };
   }
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { compileBody, type BodyCheck } from '../../catalog/validation.js';
 import { badRequest, SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { Connector } from '../connectors/connector.js';
+import type { Connectors } from '../connectors/connector.js';
 import type { SourceCreate, SourcePatch } from '../requests.js';
 import type { ScheduleRecords } from '../schedules/store.js';
 import { isSealed, masked, MASK, type SourceRecord, type SourceStore } from './store.js';
@@ -30,7 +30,7 @@ export class SourceService {
     private readonly store: SourceStore,
     private readonly schedules: ScheduleRecords,
     private readonly jobs: JobQueue,
-    private readonly connectors: ReadonlyMap<string, Connector>,
+    private readonly connectors: Connectors,
   ) {}
 
   list(orgId: string, limit: number, offset: number) {
@@ -76,18 +76,8 @@ export class SourceService {
       if (!(e instanceof SableError)) throw e;
       return { success: false, message: e.message, normalized_config: null, samples: [], warnings: [] };
     }
-    const connector = this.connectors.get(type);
-    if (!connector) {
-      return {
-        success: true,
-        message: `the config is valid; this service cannot read ${type} sources yet (their connector is not built), so nothing was contacted`,
-        normalized_config: masked(type, normalized),
-        samples: [],
-        warnings: [`${type} sources cannot be ingested by this service yet`],
-      };
-    }
     try {
-      const { samples, warnings } = await connector.validate({ orgId, sourceId: 'validate', config: normalized, state: {}, signal: AbortSignal.timeout(30_000) });
+      const { samples, warnings } = await this.connectors[type].validate({ orgId, sourceId: 'validate', config: normalized, state: {}, signal: AbortSignal.timeout(30_000) });
       return { success: true, message: 'the config is valid and the source answered', normalized_config: masked(type, normalized), samples, warnings };
     } catch (e) {
       return { success: false, message: (e as Error).message, normalized_config: masked(type, normalized), samples: [], warnings: [] };

@@ -8,7 +8,7 @@ export interface Frame {
   metadata: Record<string, any>;
 }
 
-export async function readFrames(res: Response, opts: { stopAfter?: number; abort?: AbortController } = {}): Promise<Frame[]> {
+export async function readFrames(res: Response, opts: { stopAfter?: number; abort?: AbortController; onFrame?: (f: Frame) => void } = {}): Promise<Frame[]> {
   const frames: Frame[] = [];
   const decoder = new TextDecoder();
   let buffer = '';
@@ -29,6 +29,7 @@ export async function readFrames(res: Response, opts: { stopAfter?: number; abor
       }
       if (!data) continue;
       frames.push({ id, ...JSON.parse(data) });
+      opts.onFrame?.(frames[frames.length - 1]);
       if (opts.stopAfter !== undefined && frames.length >= opts.stopAfter) {
         opts.abort?.abort();
         await reader.cancel().catch(() => undefined);
