@@ -8,6 +8,8 @@ export { Engine, type EngineOptions } from './engine.js';
 export { Dataset, type SearchPlan } from './dataset/dataset.js';
 export type { Matching } from './dataset/scan.js';
 export { mergeShards, receiptOf } from './dataset/search.js';
+export { resolveTuning, type TuningInEffect } from './dataset/tuning.js';
+export { DEFAULT_SLA } from './sla.js';
 export { SableError } from '../errors/codes.js';
 export { LOCAL_MODEL, LocalEmbeddingModel, localModelDir, localTokenizer } from './embedding/local-model.js';
 export type { WordPieceTokenizer } from './embedding/wordpiece.js';

@@ -105,6 +105,7 @@ export interface NativeAddon {
   segmentColumnTypes(handle: number): Record<string, ColumnType>;
   segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
   segmentStats(handle: number): NativeSegmentStats;
+  indexListsFor(indexType: string, rows: number): number;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;
   segmentSave(handle: number, path: string): Promise<void>;

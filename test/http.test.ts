@@ -223,11 +223,52 @@ for (const adapter of ['uws', 'node'] as const) {
       expect(rebuilding.body.progress).toBeLessThan(100);
       expect(await indexed()).toMatchObject({ status: 'ready', progress: 100 });
       expect((await call('POST', `${base}/defaults/index-type`, member, { index_type: 'ivf' })).body.index_type).toBe('ivf');
-      expect((await call('POST', `${base}/defaults/tuning`, member, { nlist: 8, nprobe_min: 2 })).body.tuning).toEqual({ nlist: 8, nprobe_min: 2, nprobe_max: null });
+      expect((await call('POST', `${base}/defaults/tuning`, member, { nlist: 8, nprobe_min: 2 })).body.tuning).toEqual({ nlist: 8, nprobe_min: 2, nprobe_max: 4 });
       const sla = await call('PUT', `${base}/sla`, member, { target_p99_us: 5000, min_nprobe: 2, max_nprobe_fraction: 50, min_beam_width: 16, max_beam_width: 256 });
       expect(sla.body).toMatchObject({ target_p99_us: 5000, observed_p99_us: null, current_nprobe: null, current_beam_width: null });
       await call('POST', `${base}/search`, member, { query: [1, 1] });
       expect((await call('GET', `${base}/sla`, member)).body.observed_p99_us).toBeGreaterThan(0);
+    });
+
+    it('reports the tuning in effect, which follows the data until set, and bounds the nprobe the engine picks', async () => {
+      const created = await call('POST', '/datasets', admin, { name: 'tuning', dim: 8 });
+      // Provisioning and empty: no lists yet, the SLA tuner's nprobe floor.
+      expect(created.body.tuning).toEqual({ nlist: 0, nprobe_min: 1, nprobe_max: 1 });
+      const base = `/datasets/${created.body.id}`;
+      await call('POST', `${base}/ensure-engine`, admin);
+      expect((await call('GET', base, member)).body.tuning).toEqual({ nlist: 0, nprobe_min: 1, nprobe_max: 1 });
+      const rows = 900;
+      let seed = 7;
+      const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+      const vectors = Array.from({ length: rows }, (_, i) => ({ id: i, values: Array.from({ length: 8 }, rand) }));
+      // Held in the growing partition: the lists an index over these rows would get.
+      expect((await call('POST', `${base}/insert`, member, { vectors })).status).toBe(200);
+      expect((await call('GET', base, member)).body.tuning).toEqual({ nlist: 120, nprobe_min: 1, nprobe_max: 60 });
+      // Sealed and built: the built index's lists.
+      await call('PUT', `${base}/promotion-policy`, member, { max_buffer_vectors: 100 });
+      await call('POST', `${base}/insert`, member, { vectors: [{ id: rows, values: Array.from({ length: 8 }, rand) }] });
+      for (let i = 0; i < 500 && (await call('GET', `${base}/index`, member)).body.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 10));
+      const built = (await call('GET', base, member)).body.tuning;
+      expect(built.nlist).toBe(Math.round(4 * Math.sqrt(rows + 1)));
+      expect(built.nprobe_max).toBe(Math.floor(built.nlist / 2));
+      const probes = async (body: object) =>
+        (await call('POST', `${base}/search`, member, { query: vectors[3].values, top_k: 10, ...body })).body.receipt.partitions
+          .filter((p: { strategy: string }) => p.strategy === 'index')
+          .map((p: { nprobe: number }) => p.nprobe);
+      const picked = (await probes({}))[0];
+      expect(picked).toBeGreaterThan(1);
+      // Bounds set: the engine's pick is held in them; a search's own nprobe is used as given.
+      const bounded = await call('POST', `${base}/defaults/tuning`, member, { nprobe_max: 1 });
+      expect(bounded.body.tuning).toEqual({ nlist: built.nlist, nprobe_min: 1, nprobe_max: 1 });
+      expect(await probes({})).toEqual([1]);
+      expect(await probes({ nprobe_override: 5 })).toEqual([5]);
+      await call('POST', `${base}/defaults/tuning`, member, { nprobe_min: 9, nprobe_max: 9 });
+      expect(await probes({})).toEqual([9]);
+      const inverted = await call('POST', `${base}/defaults/tuning`, member, { nprobe_min: 10, nprobe_max: 3 });
+      expect(inverted.status).toBe(400);
+      expect(inverted.body.message).toMatch(/nprobe_min \(10\) is above tuning.nprobe_max \(3\)/);
+      expect((await call('GET', base, member)).body.tuning).toMatchObject({ nprobe_min: 9, nprobe_max: 9 });
+      expect((await call('POST', '/datasets', admin, { name: 'inverted', dim: 2, tuning: { nprobe_min: 4, nprobe_max: 2 } })).status).toBe(400);
     });
 
     it('refuses bodies over the limit with 413, and serves health, metrics and OpenAPI', async () => {

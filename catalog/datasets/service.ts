@@ -5,9 +5,9 @@
  */
 import { badRequest, SableError } from '../../errors/codes.js';
 import { randomUUID } from 'node:crypto';
-import type { Dataset, Engine, Metadata } from '../../engine/index.js';
+import { DEFAULT_SLA, resolveTuning, type Dataset, type Engine, type Metadata } from '../../engine/index.js';
 import type { ControlStore } from '../store.js';
-import type { DatasetRecord, Observations, SchemaEntry } from './record.js';
+import { publicDataset, type DatasetRecord, type Observations, type SchemaEntry } from './record.js';
 import { chooseEmbedding } from './embedding-models.js';
 import type { CreateDataset, PatchSchema } from './requests.js';
 import { addObservations, applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
@@ -58,6 +58,12 @@ export class DatasetService {
     return this.engine.getDataset(id) !== undefined;
   }
 
+  /** The dataset as the API shows it; one still provisioning is empty and shows the set values. */
+  view(r: DatasetRecord): Record<string, unknown> {
+    const ds = this.engine.getDataset(r.id);
+    return publicDataset(r, ds !== undefined, ds ? ds.tuning() : resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA));
+  }
+
   /** The engine dataset, or 503 `dataset_not_ready` while provisioning runs. */
   engineOf(r: DatasetRecord): Dataset {
     const ds = this.engine.getDataset(r.id);
@@ -78,7 +84,7 @@ export class DatasetService {
       org_id: orgId,
       dim: embedding.dim,
       metric: body.metric ?? 'cosine',
-      tuning: { nlist: tuning.nlist ?? null, nprobe_min: tuning.nprobe_min ?? null, nprobe_max: tuning.nprobe_max ?? null },
+      tuning: checkedTuning({ nlist: tuning.nlist ?? null, nprobe_min: tuning.nprobe_min ?? null, nprobe_max: tuning.nprobe_max ?? null }),
       embedding: { provider: embedding.provider, model: embedding.model, ...(embedding.secret_ref ? { secret_ref: embedding.secret_ref } : {}) },
       index_type: 'sable',
       hybrid: { enabled: body.hybrid === true, alpha: 0.5 },
@@ -228,9 +234,22 @@ export class DatasetService {
   }
 }
 
+/** The tuning, or 400 when its nprobe range is empty or wider than its lists. */
+export function checkedTuning<T extends DatasetRecord['tuning']>(t: T): T {
+  if (t.nprobe_min && t.nprobe_max && t.nprobe_min > t.nprobe_max) {
+    throw badRequest(`tuning.nprobe_min (${t.nprobe_min}) is above tuning.nprobe_max (${t.nprobe_max})`);
+  }
+  if (t.nlist && t.nprobe_min && t.nprobe_min > t.nlist) {
+    throw badRequest(`tuning.nprobe_min (${t.nprobe_min}) is above tuning.nlist (${t.nlist}): a search cannot probe more lists than there are`);
+  }
+  return t;
+}
+
 export function engineTuning(t: DatasetRecord['tuning']) {
   return {
     ...(t.nlist ? { nlist: t.nlist } : {}),
+    ...(t.nprobe_min ? { nprobe_min: t.nprobe_min } : {}),
+    ...(t.nprobe_max ? { nprobe_max: t.nprobe_max } : {}),
     ...(t.m ? { m: t.m } : {}),
     ...(t.ef_construction ? { ef_construction: t.ef_construction } : {}),
   };

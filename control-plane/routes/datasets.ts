@@ -1,6 +1,6 @@
 /** Dataset routes: lifecycle, schema, index, policies, SLA, stats. */
-import { publicDataset, type DatasetRecord } from '../../catalog/datasets/record.js';
-import { engineTuning, type DatasetService } from '../../catalog/datasets/service.js';
+import type { DatasetRecord } from '../../catalog/datasets/record.js';
+import { checkedTuning, engineTuning, type DatasetService } from '../../catalog/datasets/service.js';
 import { badRequest } from '../../errors/codes.js';
 import type { SlaStatus } from '../../engine/index.js';
 import { route, type Route } from '../http/router.js';
@@ -9,7 +9,7 @@ import { json } from '../http/types.js';
 import * as S from '../schemas/datasets.js';
 
 export function datasetRoutes(svc: DatasetService): Route[] {
-  const view = (r: DatasetRecord) => publicDataset(r, svc.isReady(r.id));
+  const view = (r: DatasetRecord) => svc.view(r);
   return [
     {
       method: 'GET', path: '/datasets', auth: 'key', summary: 'List the datasets of the organization',
@@ -139,7 +139,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         const ds = svc.engineOf(r);
         const next = await svc.update(r, (cur) => (cur.index_type = indexType));
         await ds.setDefaults({ indexType });
-        return json(200, publicDataset(next, true));
+        return json(200, view(next));
       },
     }),
     route({
@@ -149,10 +149,10 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         const r = svc.get(caller.orgId, params.datasetId);
         const ds = svc.engineOf(r);
         const next = await svc.update(r, (cur) => {
-          cur.tuning = { ...cur.tuning, ...body };
+          cur.tuning = checkedTuning({ ...cur.tuning, ...body });
         });
         await ds.setDefaults({ tuning: engineTuning(next.tuning) });
-        return json(200, publicDataset(next, true));
+        return json(200, view(next));
       },
     }),
     {

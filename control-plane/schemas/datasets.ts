@@ -52,7 +52,19 @@ export const Dataset = Type.Object({
   org_id: Type.String(),
   dim: Type.Integer(),
   metric: StringEnum(METRICS),
-  tuning: Type.Object({ nlist: Type.Union([Type.Integer(), Type.Null()]), nprobe_min: Type.Union([Type.Integer(), Type.Null()]), nprobe_max: Type.Union([Type.Integer(), Type.Null()]) }),
+  tuning: Type.Object(
+    {
+      nlist: Type.Integer({ minimum: 0, description: 'lists of the largest built index, else round(4 * sqrt(vectors)) for the vectors held; 0 before the first vector and for hnsw and flat' }),
+      nprobe_min: Type.Integer({ minimum: 1, description: 'least lists a search the engine tunes probes; the SLA min_nprobe (1) until set' }),
+      nprobe_max: Type.Integer({ minimum: 1, description: 'most lists a search the engine tunes probes; nlist x the SLA max_nprobe_fraction (50 %) until set' }),
+    },
+    {
+      description:
+        'The values in effect. Until set through POST /datasets/{id}/defaults/tuning (or at creation) they follow the data: ' +
+        'each is recomputed as vectors arrive and indexes are built. nprobe_min and nprobe_max bound the nprobe the engine picks ' +
+        '(its calibrated default or the SLA tuner); a search\'s own nprobe_override is used as given.',
+    },
+  ),
   embedding: Type.Object({ provider: Type.String(), model: Type.String(), secret_ref: Type.Optional(Type.String()) }),
   index_type: StringEnum(INDEX_TYPES),
   hybrid: Type.Boolean(),

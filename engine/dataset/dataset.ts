@@ -27,6 +27,7 @@ import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, star
 import { admits, columnValues, matching, type Matching } from './scan.js';
 import * as search from './search.js';
 import * as settings from './settings.js';
+import { tuningInEffect, type TuningInEffect } from './tuning.js';
 import { deleteIds, upsert } from './writes.js';
 
 export type { SearchPlan } from './search.js';
@@ -238,6 +239,11 @@ export class Dataset {
 
   stats(): DatasetStats {
     return settings.stats(this.core);
+  }
+
+  /** nlist and the nprobe range in effect: the values set, else what the data gives. */
+  tuning(): TuningInEffect {
+    return tuningInEffect(this.core);
   }
 
   // ---------------------------------------------------------------- lifecycle

@@ -10,6 +10,7 @@ import { native, type NativeQueryOptions, type NativeResult } from '../native.js
 import { bytesToFloat32 } from '../storage.js';
 import type { BatchSearchOptions, Hit, Metadata, Receipt, SearchOptions } from '../types.js';
 import type { DatasetCore } from './core.js';
+import { boundNprobe, hasNprobeBounds } from './tuning.js';
 
 export const MAX_TOP_K = 10_000;
 
@@ -34,8 +35,12 @@ export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
     exact: opts.exact,
     predicates: compileFilters(core.ctx, opts.filters, opts.advancedFilters),
   };
-  if (opts.nprobe === undefined && opts.beamWidth === undefined && core.tuner.active) {
-    Object.assign(options, core.tuner.knobs(indexDefaults(core)));
+  if (opts.nprobe === undefined && opts.beamWidth === undefined) {
+    if (core.tuner.active) Object.assign(options, core.tuner.knobs(indexDefaults(core)));
+    if (hasNprobeBounds(core)) {
+      const picked = options.nprobe ?? indexDefaults(core).nprobe;
+      if (picked > 0) options.nprobe = boundNprobe(core, picked);
+    }
   }
   return { handles: core.partitions.map((p) => p.handle), options };
 }

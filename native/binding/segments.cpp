@@ -7,6 +7,7 @@
 #include "env.h"
 #include "task.h"
 #include "kernels/kernels.h"
+#include "index/index.h"
 #include "segment/multi_search.h"
 
 namespace sable::binding {
@@ -317,6 +318,14 @@ Napi::Value segment_compact_rows(const Napi::CallbackInfo& info) {
   });
 }
 
+// Lists an index of this type builds over `rows` rows when no nlist is set (0 without lists).
+Napi::Value index_lists_for(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto index = make_index(parse_index_type(string_arg(info, 0, "indexType")));
+    return Napi::Number::New(info.Env(), index->lists_for(uint32_arg(info, 1, "rows")));
+  });
+}
+
 Napi::Value segment_stats(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     SegmentStats s = segment_of(uint32_arg(info, 0, "handle"))->stats();
@@ -437,6 +446,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentBuild", segment_build);
   set(env, exports, "segmentCompactRows", segment_compact_rows);
   set(env, exports, "segmentStats", segment_stats);
+  set(env, exports, "indexListsFor", index_lists_for);
   set(env, exports, "segmentLiveIds", segment_live_ids);
   set(env, exports, "segmentAbsorb", segment_absorb);
   set(env, exports, "segmentSave", segment_save);

@@ -399,8 +399,7 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
     progress = 100;
     return;
   }
-  uint32_t want = opts.nlist ? opts.nlist : default_nlist(n);
-  want = uint32_t(std::clamp<size_t>(want, 1, n));
+  const uint32_t want = opts.nlist ? uint32_t(std::clamp<size_t>(opts.nlist, 1, n)) : lists_for(n);
 
   KMeansOptions ko;
   ko.k = want;

@@ -36,6 +36,7 @@ class IvfIndex : public VectorIndex {
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
   // 95.5% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
+  uint32_t lists_for(size_t n) const override { return n ? uint32_t(std::clamp<size_t>(default_nlist(n), 1, n)) : 0; }
   // Lists actually held (empty k-means clusters are dropped, so it can be below the requested nlist).
   uint32_t nlist() const override { return nlist_; }
   // Candidates re-scored exactly when SearchParams.rerank_depth is 0.
