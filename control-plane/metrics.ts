@@ -10,20 +10,27 @@ interface Histogram {
   count: number;
 }
 
+/** One route and method: answers by status and the latency histogram. */
+interface Series {
+  byStatus: Map<number, number>;
+  latency: Histogram;
+}
+
 export class Metrics {
-  private readonly requests = new Map<string, number>();
-  private readonly latency = new Map<string, Histogram>();
+  /** By route pattern, then method. Label strings are made when /metrics is read, not per request. */
+  private readonly series = new Map<string, Map<string, Series>>();
   private searches = 0;
   /** Texts embedded, by provider and whether the query cache answered. */
   private readonly embedded = new Map<string, number>();
 
   observeRequest(method: string, route: string, status: number, ms: number): void {
-    const key = `method="${method}",route="${escape(route)}",status="${status}"`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    const lkey = `method="${method}",route="${escape(route)}"`;
-    let h = this.latency.get(lkey);
-    if (!h) this.latency.set(lkey, (h = { counts: new Array(BUCKETS_MS.length).fill(0), sum: 0, count: 0 }));
-    for (let i = 0; i < BUCKETS_MS.length; i++) if (ms <= BUCKETS_MS[i]) h.counts[i]++;
+    let byMethod = this.series.get(route);
+    if (!byMethod) this.series.set(route, (byMethod = new Map()));
+    let series = byMethod.get(method);
+    if (!series) byMethod.set(method, (series = { byStatus: new Map(), latency: { counts: new Array(BUCKETS_MS.length).fill(0), sum: 0, count: 0 } }));
+    series.byStatus.set(status, (series.byStatus.get(status) ?? 0) + 1);
+    const h = series.latency;
+    for (let i = BUCKETS_MS.length - 1; i >= 0 && ms <= BUCKETS_MS[i]!; i--) h.counts[i]++;
     h.sum += ms / 1000;
     h.count++;
   }
@@ -49,9 +56,11 @@ export class Metrics {
   render(now: MetricsSnapshot): string {
     const lines: string[] = [];
     lines.push('# HELP sable_http_requests_total HTTP requests by route and status.', '# TYPE sable_http_requests_total counter');
-    for (const [k, v] of this.requests) lines.push(`sable_http_requests_total{${k}} ${v}`);
+    const all = [...this.series].flatMap(([route, byMethod]) => [...byMethod].map(([method, series]) => ({ k: `method="${method}",route="${escape(route)}"`, series })));
+    for (const { k, series } of all) for (const [status, v] of series.byStatus) lines.push(`sable_http_requests_total{${k},status="${status}"} ${v}`);
     lines.push('# HELP sable_http_request_duration_seconds HTTP request latency.', '# TYPE sable_http_request_duration_seconds histogram');
-    for (const [k, h] of this.latency) {
+    for (const { k, series } of all) {
+      const h = series.latency;
       BUCKETS_MS.forEach((b, i) => lines.push(`sable_http_request_duration_seconds_bucket{${k},le="${b / 1000}"} ${h.counts[i]}`));
       lines.push(`sable_http_request_duration_seconds_bucket{${k},le="+Inf"} ${h.count}`);
       lines.push(`sable_http_request_duration_seconds_sum{${k}} ${h.sum}`);

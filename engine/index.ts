@@ -23,6 +23,14 @@ export function searchShard(handles: number[], query: Float32Array, options: Nat
   return native.search(handles, query, options);
 }
 
+/**
+ * Searches a dataset plan's segments for each query of a batch (n * dim values) in one task on
+ * the libuv pool, one after the other: one thread wake-up for the batch.
+ */
+export function searchShardBatchAsync(handles: number[], queries: Float32Array, options: NativeQueryOptions): Promise<NativeResult[]> {
+  return native.searchBatch(handles, queries, options, 1);
+}
+
 /** Searches a dataset plan's segments on the libuv pool (the cheapest way off the JS thread). */
 export function searchShardAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult> {
   return native.searchAsync(handles, query, options);

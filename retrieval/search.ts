@@ -68,8 +68,9 @@ export class SearchService {
     if (hybrid && (keywordText === undefined || keywordText.trim() === '')) throw badRequest('hybrid search needs keyword text: send sparse_query');
     if (!b.query && b.query_text === undefined && !hybrid) throw badRequest('query (a vector) or query_text is required');
     const topK = b.top_k ?? 10;
-    const providers = this.rerank.providersFor(orgId);
-    const rr = parseRerankOption(b.rerank, topK, { provider: this.rerank.defaultProvider, providers });
+    // Providers are made per organization (their keys are its secrets): only when asked for.
+    const providers = b.rerank === undefined || b.rerank === false ? undefined : this.rerank.providersFor(orgId);
+    const rr = providers ? parseRerankOption(b.rerank, topK, { provider: this.rerank.defaultProvider, providers }) : null;
     const includeMetadata = b.include_metadata ?? true;
     const includeDocuments = b.include_documents === true;
     const searchOptions = {
@@ -81,7 +82,9 @@ export class SearchService {
       includeMetadata: includeMetadata || includeDocuments || rr !== null,
     };
     const query = b.query
-      ? Float32Array.from(b.query)
+      ? b.query instanceof Float32Array
+        ? b.query
+        : Float32Array.from(b.query)
       : b.query_text !== undefined
         ? (await this.embedder.embed(orgId, queryEmbedding(r, b), [b.query_text], 'query'))[0]
         : null;
@@ -97,20 +100,23 @@ export class SearchService {
         b.query_text ?? b.sparse_query ?? null,
         hits.map((h) => ({ id: h.id, text: typeof h.metadata?.text === 'string' ? h.metadata.text : null, score: h.score })),
         rr,
-        providers,
+        providers!,
       );
       hits = outcome.ordered.map((c) => byId.get(c.id)!);
       rerankStatus = outcome.status;
       rerankScores = outcome.rerankScores;
     }
+    const externalIds = this.datasets.mayHaveExternalIds(r);
     const results = hits.map((h) => {
       const out: SearchResult = { id: h.id, score: h.score, doc_kind: null };
       if (hybrid) {
         const f = h as Hit & FusedFields;
         Object.assign(out, { dense_score: f.dense_score, keyword_score: f.keyword_score, dense_contribution: f.dense_contribution, keyword_contribution: f.keyword_contribution });
       }
-      const external = this.datasets.externalIdOf(r, h.id);
-      if (external !== undefined) out.external_id = external;
+      if (externalIds) {
+        const external = this.datasets.externalIdOf(r, h.id);
+        if (external !== undefined) out.external_id = external;
+      }
       if (includeMetadata) out.metadata = visibleMetadata(h.metadata ?? {}, includeDocuments);
       if (b.include_embeddings) out.embedding = ds.getVector(h.id) ?? new Float32Array(0);
       const text = h.metadata?.text;

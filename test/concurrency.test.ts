@@ -37,6 +37,33 @@ describe('concurrency', async () => {
     }
   });
 
+  it('searches of one turn share native batches, each with its own options and answer', async () => {
+    const ds = await engine.createDataset({ name: 'batched', dim: DIM, metric: 'l2', schema: [{ name: 'n', type: 'i64' }] });
+    const data = clustered(3000, DIM, 5);
+    await ds.upsert(Array.from({ length: 3000 }, (_, i) => i), data, Array.from({ length: 3000 }, (_, i) => ({ n: i % 7 })));
+    await ds.flush();
+    const single = new SearchPool({ threads: 2 });
+    try {
+      // 60 searches in one turn: same knobs batch together, others (top_k, nprobe, filters) apart.
+      const asks = Array.from({ length: 60 }, (_, i) => ({
+        query: row(data, DIM, i * 41),
+        opts: { topK: 1 + (i % 3) * 5, ...(i % 4 === 1 ? { nprobe: 2 } : {}), ...(i % 5 === 2 ? { advancedFilters: [{ field: 'n', op: 'eq' as const, value: i % 7 }] } : {}) },
+      }));
+      const answers = await Promise.all(asks.map((a) => single.search(ds, a.query, a.opts)));
+      for (let i = 0; i < asks.length; i++) {
+        const alone = await ds.searchDetailed(asks[i].query, asks[i].opts);
+        expect(answers[i].hits, `search ${i}`).toEqual(alone.hits);
+        expect(answers[i].hits.length).toBe(asks[i].opts.topK);
+        expect(answers[i].receipt.partitions.map((p) => p.nprobe)).toEqual(alone.receipt.partitions.map((p) => p.nprobe));
+      }
+      // A bad query fails alone; the others of its turn answer.
+      const mixed = await Promise.allSettled([single.search(ds, row(data, DIM, 1), { topK: 3 }), single.search(ds, new Float32Array(DIM + 1), { topK: 3 }), single.search(ds, row(data, DIM, 2), { topK: 3 })]);
+      expect(mixed.map((m) => m.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('searches keep answering while upserts, promotions and index builds run', async () => {
     const ds = await engine.createDataset({
       name: 'busy', dim: DIM, metric: 'cosine', indexType: 'sable',

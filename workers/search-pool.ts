@@ -1,7 +1,8 @@
 /**
  * Searches off the HTTP thread. A dataset with several shards (groups of partitions) is searched
  * on piscina worker threads in parallel and the shards' top-k merged; a single shard goes to the
- * native AsyncWorker on the libuv pool instead, because the piscina hop (structured clones and a
+ * native AsyncWorker on the libuv pool instead, batched with the other single-shard searches of
+ * the same event-loop turn (search-batcher.ts), because the piscina hop (structured clones and a
  * message port round trip) measured about 115 us of CPU per query, as much as the search itself
  * (bench/results/http.md).
  */
@@ -9,7 +10,8 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { SableError } from '../errors/codes.js';
-import { mergeShards, receiptOf, searchShardAsync, type Dataset, type Hit, type NativeResult, type Receipt, type SearchOptions } from '../engine/index.js';
+import { mergeShards, receiptOf, type Dataset, type Hit, type NativeResult, type Receipt, type SearchOptions } from '../engine/index.js';
+import { SearchBatcher } from './search-batcher.js';
 import type { SearchTask } from './search-worker.js';
 
 export interface SearchPoolOptions {
@@ -21,10 +23,12 @@ export interface SearchPoolOptions {
 export class SearchPool {
   private readonly pool: Piscina<SearchTask, NativeResult>;
   private readonly partitionsPerShard: number;
+  private readonly batcher: SearchBatcher;
 
   constructor(opts: SearchPoolOptions = {}) {
     const threads = opts.threads ?? Math.max(1, availableParallelism());
     this.partitionsPerShard = opts.partitionsPerShard ?? 4;
+    this.batcher = new SearchBatcher(threads);
     this.pool = new Piscina({
       filename: new URL('./search-worker.js', import.meta.url).href,
       minThreads: threads,
@@ -49,7 +53,7 @@ export class SearchPool {
     }
     const results =
       shards.length <= 1
-        ? [await searchShardAsync(plan.handles, query, plan.options)]
+        ? [await this.batcher.search(plan.handles, query, plan.options)]
         : await Promise.all(shards.map((handles) => this.pool.run({ handles, query, options: plan.options })));
     const merged = mergeShards(results, plan.options.k);
     const elapsed = Math.round((performance.now() - t0) * 1000);

@@ -27,6 +27,10 @@ export interface Plan {
   insertBatch: number;
   insertConcurrency: number;
   diagnose: boolean;
+  /** perf profile of the service at concurrency 16, per format. */
+  profile: boolean;
+  /** Runs with the service and the load generator pinned to a core each. */
+  pin: boolean;
   /** The load generator stops a run after this many requests even inside the window. */
   maxRequestsPerRun: number;
   /** Where md/json go (bench/results for full mode, bench/.cache for quick). */
@@ -47,6 +51,8 @@ export const HELP = `npm run bench:http [-- flags]
                      sockets on node:net; http = node:http Agent keep-alive; fetch = global fetch)
   --no-diagnose      skip the diagnosis runs (bare uWS POST, client comparison, worker hop,
                      per-request costs, node:http adapter)
+  --no-profile       skip the perf profile of the service (where its CPU goes, by step)
+  --no-pin           skip the runs with the service and the load generator on a core each
   --render=FILE      rewrite FILE's .md from FILE (an http.json) without measuring
   --help
 `;
@@ -68,7 +74,7 @@ function num(name: string, raw: string, min: number, max: number): number {
   return v;
 }
 
-const KNOWN = new Set(['render', 'quick', 'n', 'duration', 'warmup', 'concurrency', 'formats', 'adapter', 'client', 'no-diagnose', 'help']);
+const KNOWN = new Set(['render', 'quick', 'n', 'duration', 'warmup', 'concurrency', 'formats', 'adapter', 'client', 'no-diagnose', 'no-profile', 'no-pin', 'help']);
 
 export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
   const f = parseFlags(argv);
@@ -93,6 +99,8 @@ export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
     insertBatch: 1000,
     insertConcurrency: 2,
     diagnose: f['no-diagnose'] !== 'true',
+    profile: f['no-profile'] !== 'true',
+    pin: f['no-pin'] !== 'true',
     maxRequestsPerRun: 2_000_000,
     outName: quick ? 'http-quick' : 'http',
   };

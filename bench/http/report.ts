@@ -1,11 +1,11 @@
 // The results of one run: the JSON record, the markdown report and the terminal table.
 import type { ClientKind, Format, Plan } from './config.js';
 import type { BatchResult, PoolResult, StepCost } from './inprocess.js';
-import type { ProfileSummary } from './profile.js';
+import type { PerfSummary } from './perf.js';
 import type { InsertResult, LoadResult } from './protocol.js';
 
 export interface RunRecord {
-  group: 'search' | 'bare' | 'diag';
+  group: 'search' | 'bare' | 'diag' | 'profile' | 'pinned';
   label: string;
   server: string;
   format: Format | null;
@@ -55,9 +55,11 @@ export interface Report {
     pool: PoolResult[];
     batchNoMetadata: BatchResult | null;
     steps: StepCost[];
-    /** CPU profiles of the service at concurrency 16, one per format. */
-    profiles: { format: Format; requests: number; threads: ProfileSummary[] }[];
   } | null;
+  /** searchBatch with one thread, the process pinned to one core (the pinned runs' reference). */
+  inProcessPinned: BatchResult | null;
+  /** perf profiles of the service at concurrency 16, one per format. */
+  profiles: ({ format: Format; requests: number } & PerfSummary)[];
   targets: { name: string; value: string; target: string; met: boolean }[];
   notes: string[];
 }
@@ -86,7 +88,7 @@ function threadSplit(r: RunRecord): string {
 /** The main table: each search run and the bare uWS ceiling. */
 export function mainRows(rep: Report): string[][] {
   const rows: string[][] = [];
-  for (const r of rep.runs.filter((x) => x.group !== 'diag')) {
+  for (const r of rep.runs.filter((x) => x.group === 'search' || x.group === 'bare')) {
     const res = r.result;
     rows.push([
       r.group === 'bare' ? 'bare uWS GET' : `search ${r.format}`,
@@ -147,32 +149,53 @@ export function markdown(rep: Report): string {
   L.push('');
   L.push('A closed loop at concurrency 16 has a mean latency of 16 / throughput (Little\'s law), so p99 < 10 ms needs more than 1,600 req/s even if every request took the same time.');
   L.push('');
-  L.push(`Ratios divide the best HTTP throughput of a format (over the concurrency levels) by the in-process \`searchBatch\` throughput (${f0(rep.inProcessQps)} q/s: same dataset built in-process, same queries, top_k ${p.topK}, threads ${p.threads}, metadata included; mean of the measurement before and after the HTTP runs).`);
+  L.push(`"Service CPU per request": the CPU of the whole service process (every thread: HTTP, parsing, the search on the native threads, metadata reads, the answer) over a measuring window, divided by the requests answered in it. "In-process CPU per query": the same search through \`searchBatch\` in the benchmark process (same dataset, same queries, top_k ${p.topK}, threads ${p.threads}, metadata included; ${f0(rep.inProcessCpuUs)} µs, mean of the measurements before and after the HTTP runs). The difference is what the service adds to each search, on any machine; other load on a shared machine disturbs it much less than throughput.`);
   L.push('');
-  for (const f of ['json', 'msgpack'] as Format[]) {
-    const rs = rep.runs.filter((r) => r.group === 'search' && r.format === f);
-    if (!rs.length) continue;
-    const b = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
-    L.push(`- ${f}: best at concurrency ${b.concurrency}, ${f0(b.result.rps)} req/s = ${pct(b.result.rps / rep.inProcessQps)} of in-process; CPU view: the service spends ${f0(cpuUs(b))} µs of CPU per request against ${f0(rep.inProcessCpuUs)} µs per query in-process (${pct(rep.inProcessCpuUs / cpuUs(b))}), and the load generator another ${f0(((b.result.clientCores * b.window) / b.result.requests) * 1e6)} µs on the same cores.`);
-  }
+  L.push('## Service CPU per request');
   L.push('');
-  const starved = rep.inProcess.filter((b) => b.otherCores > 0.3);
-  if (starved.length) {
-    L.push(`**Other load**: during ${starved.length === rep.inProcess.length ? 'both' : 'one of the'} in-process measurement${starved.length > 1 ? 's' : ''} the rest of the machine used ${starved.map((b) => f2(b.otherCores)).join(' and ')} cores, so \`searchBatch\` got ${starved.map((b) => f2(b.cores)).join(' and ')} of its 2 cores; the HTTP runs were disturbed differently (the "other load cores" column). The throughput ratios above compare unequal conditions; the CPU view depends on that much less.`);
+  const perReq = (r: RunRecord, cores: number) => ((cores * r.window) / Math.max(1, r.result.requests)) * 1e6;
+  L.push(table(['run', 'conc.', 'req/s', 'service CPU µs/req', 'main thread µs/req', 'other threads µs/req', 'in-process µs/query', 'added by the service µs', 'goal µs'], rep.runs.filter((r) => r.group === 'search').map((r) => {
+    const main = perReq(r, r.serverThreads.main ?? 0);
+    return [`search ${r.format}`, String(r.concurrency), f0(r.result.rps), f0(cpuUs(r)), f0(main), f0(cpuUs(r) - main), f0(rep.inProcessCpuUs), f0(cpuUs(r) - rep.inProcessCpuUs), r.concurrency >= 16 ? (r.format === 'msgpack' ? '≤ 25' : '≤ 60') : '-'];
+  })));
+  L.push('');
+  const pinned = rep.runs.filter((r) => r.group === 'pinned');
+  const ref = rep.inProcessPinned;
+  if (pinned.length && ref) {
+    L.push('## One core each (taskset)');
+    L.push('');
+    L.push(`Every thread of the service pinned to core 0, the load generator to core 1, so the load generator takes nothing from the service. The reference: \`searchBatch\` with one thread, the benchmark process pinned to one core: ${f0(ref.qps)} q/s at ${f2(ref.cores)} cores = ${f0(ref.qps / ref.cores)} q/s per core (${f0((ref.cores / ref.qps) * 1e6)} µs/query).`);
+    L.push('');
+    L.push(table(['run', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'service cores', 'service ELU', 'client cores', 'req/s per service core', '÷ in-process q/s per core', 'service CPU µs/req', 'errors'], pinned.map((r) => [
+      `search ${r.format}`, String(r.concurrency), f0(r.result.rps), f3(r.result.p50), f3(r.result.p99), f2(r.serverCores), f2(r.elu), f2(r.result.clientCores),
+      f0(r.result.rps / r.serverCores), pct(r.result.rps / r.serverCores / (ref.qps / ref.cores)), f0(cpuUs(r)), String(r.result.errors),
+    ])));
     L.push('');
   }
-  L.push(`CPU-bound projection for ${rep.cpu.cores} idle cores, from the CPU per request (which other load disturbs much less than throughput):`);
-  L.push('');
-  L.push(`- in-process ${f0((rep.cpu.cores / rep.inProcessCpuUs) * 1e6)} q/s at ${f0(rep.inProcessCpuUs)} µs per query;`);
-  for (const f of ['json', 'msgpack'] as Format[]) {
-    const rs = rep.runs.filter((r) => r.group === 'search' && r.format === f && r.concurrency >= 16);
-    if (!rs.length) continue;
-    const b = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
-    const client = ((b.result.clientCores * b.window) / b.result.requests) * 1e6;
-    const total = cpuUs(b) + client;
-    L.push(`- HTTP ${f} ${f0((rep.cpu.cores / total) * 1e6)} req/s at ${f0(cpuUs(b))} + ${f0(client)} (load generator) µs per request: **${pct(rep.inProcessCpuUs / total)}** of in-process (concurrency ${b.concurrency} figures).`);
+  if (rep.profiles.length) {
+    L.push('## Where the service\'s CPU goes (perf)');
+    L.push('');
+    L.push('Linux `perf record -e cpu-clock -g` on the service process (every thread) during a concurrency-16 window; the service ran with `--perf-basic-prof --interpreted-frames-native-stack` so JIT frames carry names. perf samples a thread only while it runs on a CPU. Each sample\'s call chain is read from the leaf up and charged to the first step it is inside (bench/http/perf.ts names each step\'s functions); samples inside no step go by the library they are in. Inlining by the JIT can move a small function\'s time into its caller\'s step. µs per request = sampled CPU time ÷ requests answered in the window.');
+    L.push('');
+    for (const prof of rep.profiles) {
+      const run = rep.runs.find((r) => r.group === 'profile' && r.format === prof.format);
+      const total = prof.steps.reduce((x, st) => x + st.mainUs + st.otherUs, 0);
+      L.push(`### search ${prof.format}, concurrency 16`);
+      L.push('');
+      L.push(`${prof.requests.toLocaleString('en-US')} requests in the window; ${prof.samples.main.toLocaleString('en-US')} samples on the main thread, ${prof.samples.other.toLocaleString('en-US')} on the others; sampled ${f0(total)} µs/request against ${run ? f0(cpuUs(run)) : '-'} µs/request from /proc in the same window.`);
+      L.push('');
+      L.push(table(['step', 'main thread µs/req', 'other threads µs/req', 'total µs/req', 'share'], prof.steps.map((st) => [st.step, f1(st.mainUs), f1(st.otherUs), f1(st.mainUs + st.otherUs), pct((st.mainUs + st.otherUs) / total)])));
+      L.push('');
+      L.push('<details><summary>Main thread by innermost JS function (with the native code it called), and busiest leaf functions</summary>');
+      L.push('');
+      L.push(table(['innermost JS function', 'µs/request'], (prof.js ?? []).map((l) => [l.name.replaceAll('|', '\\|'), f1(l.us)])));
+      L.push('');
+      L.push(table(['function (self time)', 'µs/request'], prof.leaves.map((l) => [l.name.replaceAll('|', '\\|'), f1(l.us)])));
+      L.push('');
+      L.push('</details>');
+      L.push('');
+    }
   }
-  L.push('');
   L.push('## Results');
   L.push('');
   L.push(table(MAIN_HEAD, mainRows(rep)));
@@ -181,7 +204,7 @@ export function markdown(rep: Report): string {
   L.push('');
   L.push('Server CPU by thread (cores; Node names all its threads "node", so "workers" are the service\'s busiest non-main threads, as many as it has search threads, and "other threads" the rest: GC helpers, libuv, LMDB):');
   L.push('');
-  L.push(table(['run', 'conc.', 'threads'], rep.runs.filter((r) => r.group !== 'diag').map((r) => [r.group === 'bare' ? 'bare uWS GET' : `search ${r.format}`, String(r.concurrency), threadSplit(r)]), ['l', 'r', 'l']));
+  L.push(table(['run', 'conc.', 'threads'], rep.runs.filter((r) => r.group === 'search' || r.group === 'bare').map((r) => [r.group === 'bare' ? 'bare uWS GET' : `search ${r.format}`, String(r.concurrency), threadSplit(r)]), ['l', 'r', 'l']));
   L.push('');
   L.push('### In-process `searchBatch`');
   L.push('');
@@ -240,28 +263,6 @@ export function markdown(rep: Report): string {
       L.push('Per-request costs of the service\'s main-thread steps, one thread, on the service\'s own modules (CPU time per operation):');
       L.push('');
       L.push(table(['step', 'µs/request', 'note'], rep.diag.steps.map((s) => [s.step, f1(s.us), s.note]), ['l', 'r', 'l']));
-      L.push('');
-    }
-  }
-  for (const prof of rep.diag?.profiles ?? []) {
-    L.push(`### CPU profile: search ${prof.format}, concurrency 16`);
-    L.push('');
-    const run = rep.runs.find((r) => r.label === `search ${prof.format}, profiled`);
-    const cpuOf = (k: string) => (run ? f0(((run.serverThreads[k] ?? 0) * run.window * 1e6) / Math.max(1, run.result.requests)) : '-');
-    L.push(`V8 sampling profiler (\`--cpu-prof\`, 1 ms) on the service process, samples inside the ${p.diagDurationMs / 1000} s window only, ${prof.requests.toLocaleString('en-US')} requests answered in it; self time per request. V8 samples on a wall clock: a thread that is ready but waits for a core is charged to the function it was preempted in (typically right after waking another thread: a socket write wakes the client, a postMessage wakes a worker). So "busy" here is more than the CPU the thread used, which /proc measured in the same window: main thread ${cpuOf('main')} µs/request, workers ${cpuOf('workers')} µs/request. Read the shares; the absolute CPU is /proc's.`);
-    L.push('');
-    for (const t of prof.threads) {
-      const per = (ms: number) => (ms * 1000) / Math.max(1, prof.requests);
-      // windowMs sums the window over the group's threads, so busy / window is a per-thread share.
-      L.push(`**${t.thread === 'main' ? 'Main thread' : `Worker threads (${t.files})`}**: busy ${f0(per(t.busyMs))} µs/request (${pct(t.busyMs / t.windowMs)} of the window${t.thread === 'main' ? '' : ' per thread'}).`);
-      L.push('');
-      const top = t.categories.slice(0, 14);
-      const rest = t.categories.slice(14).reduce((s2, c2) => s2 + c2.ms, 0);
-      const rows = top.map((c2) => [c2.name, f1(per(c2.ms)), pct(c2.ms / t.busyMs)]);
-      if (rest > 0) rows.push(['(the rest)', f1(per(rest)), pct(rest / t.busyMs)]);
-      L.push(table(['where (self time)', 'µs/request', 'share of busy'], rows));
-      L.push('');
-      L.push(table(['function (self time)', 'µs/request', 'share of busy'], t.functions.slice(0, t.thread === 'main' ? 15 : 6).map((fn) => [fn.name.replaceAll('|', '\\|'), f1(per(fn.ms)), pct(fn.ms / t.busyMs)])));
       L.push('');
     }
   }

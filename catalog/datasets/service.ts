@@ -21,6 +21,8 @@ export interface DatasetServiceOptions {
 
 export class DatasetService {
   private readonly provisioning = new Map<string, Promise<Dataset>>();
+  /** Per dataset: whether string ids were ever written (see mayHaveExternalIds). */
+  private readonly withExternalIds = new Map<string, boolean>();
   /** What layers above keep per dataset (documents, schedules), removed with it. */
   private readonly deleteHooks: ((datasetId: string) => Promise<void>)[] = [];
 
@@ -145,6 +147,7 @@ export class DatasetService {
       this.store.datasets.remove(r.id);
       for (const key of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'] })) this.store.externalIds.remove(key);
     });
+    this.withExternalIds.delete(r.id);
     for (const hook of this.deleteHooks) await hook(r.id);
   }
 
@@ -183,6 +186,21 @@ export class DatasetService {
   }
 
   /** The string id a vector was inserted with, when it was. */
+  /**
+   * Whether some vector of the dataset was written with a string id (then results look their
+   * string up); false spares a search a store read per hit. Learnt from the store once, kept
+   * true by every write of a string id.
+   */
+  mayHaveExternalIds(r: DatasetRecord): boolean {
+    let known = this.withExternalIds.get(r.id);
+    if (known === undefined) {
+      known = false;
+      for (const _ of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'], limit: 1 })) known = true;
+      this.withExternalIds.set(r.id, known);
+    }
+    return known;
+  }
+
   externalIdOf(r: DatasetRecord, id: number): string | undefined {
     return this.store.externalIds.get([r.id, id]);
   }
@@ -191,7 +209,10 @@ export class DatasetService {
   async recordExternalIds(r: DatasetRecord, ids: { id: number; external?: string }[]): Promise<void> {
     await this.store.write(() => {
       for (const m of ids) {
-        if (m.external !== undefined) this.store.externalIds.put([r.id, m.id], m.external);
+        if (m.external !== undefined) {
+          this.withExternalIds.set(r.id, true);
+          this.store.externalIds.put([r.id, m.id], m.external);
+        }
         else this.store.externalIds.remove([r.id, m.id]);
       }
     });

@@ -1,11 +1,11 @@
 /** API keys: `sable_` + 64 lowercase hex characters; only their sha256 is stored. */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import type { ControlStore, KeyRecord, OrgRecord, Role } from '../../catalog/store.js';
 
 const KEY_FORMAT = /^sable_[0-9a-f]{64}$/;
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function isKeyFormat(key: string): boolean {

@@ -4,6 +4,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest, SableError } from '../../errors/codes.js';
+import { parseJsonWithVector } from './json-vector.js';
 import { decodeMsgpack, encodeMsgpack, MSGPACK } from './msgpack.js';
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
@@ -49,6 +50,8 @@ export interface Route<B = unknown> {
   accepts?: string[];
   /** Takes and answers application/msgpack too. */
   msgpack?: boolean;
+  /** A top-level field of a JSON body read straight into a Float32Array (a search's query). */
+  vectorField?: string;
   /** Reads its body from `req.stream` (uploads): the adapter does not buffer it. */
   stream?: boolean;
   /** For the OpenAPI document: the content types and shapes a streamed body takes. */
@@ -65,13 +68,24 @@ export function route<S extends TSchema>(r: Omit<Route<Static<S>>, 'body'> & { b
 
 interface Compiled extends Route {
   segments: string[];
+  /** Indexes of the pattern's `:param` segments, and their names. */
+  paramAt: number[];
+  paramNames: string[];
   check?: BodyCheck;
 }
 
 export type Authenticate = (req: Request) => Caller | undefined;
 
+type Match = { route: Compiled; params: Record<string, string> } | { methods: string[] } | undefined;
+
+/** Paths remembered with their match: clients call the same few paths over and over. */
+const MATCH_CACHE_SIZE = 512;
+
 export class Router {
   private readonly routes: Compiled[] = [];
+  /** Routes by segment count, for matching. */
+  private readonly bySegments = new Map<number, Compiled[]>();
+  private readonly matched = new Map<string, Match>();
 
   constructor(
     private readonly authenticate: Authenticate,
@@ -80,8 +94,14 @@ export class Router {
 
   add(...routes: Route[]): void {
     for (const r of routes) {
-      this.routes.push({ ...r, segments: split(r.path), check: r.body ? compileBody(r.body) : undefined });
+      const segments = split(r.path);
+      const paramAt = segments.flatMap((s, i) => (s.startsWith(':') ? [i] : []));
+      const compiled: Compiled = { ...r, segments, paramAt, paramNames: paramAt.map((i) => segments[i]!.slice(1)), check: r.body ? compileBody(r.body) : undefined };
+      this.routes.push(compiled);
+      const same = this.bySegments.get(segments.length) ?? this.bySegments.set(segments.length, []).get(segments.length)!;
+      same.push(compiled);
     }
+    this.matched.clear();
   }
 
   all(): readonly Route[] {
@@ -94,15 +114,28 @@ export class Router {
     return m !== undefined && 'route' in m && m.route.stream === true;
   }
 
-  /** The pattern a request matched (for metrics), or undefined. */
-  match(method: string, path: string): { route: Compiled; params: Record<string, string> } | { methods: string[] } | undefined {
+  /** The route of a request and its path parameters, or the methods the path allows, or undefined. */
+  match(method: string, path: string): Match {
+    const key = method + ' ' + path;
+    const known = this.matched.get(key);
+    if (known !== undefined || this.matched.has(key)) return known;
+    const m = this.find(method, path);
+    if (this.matched.size >= MATCH_CACHE_SIZE) this.matched.clear();
+    this.matched.set(key, m);
+    return m;
+  }
+
+  private find(method: string, path: string): Match {
     const segs = split(canonical(path));
     const methods: string[] = [];
-    for (const route of this.routes) {
-      const params = matchSegments(route.segments, segs);
-      if (!params) continue;
-      if (route.method === method) return { route, params };
-      methods.push(route.method);
+    for (const route of this.bySegments.get(segs.length) ?? []) {
+      if (!literalsMatch(route, segs)) continue;
+      if (route.method !== method) {
+        methods.push(route.method);
+        continue;
+      }
+      const params = paramsOf(route, segs);
+      if (params) return { route, params };
     }
     return methods.length > 0 ? { methods } : undefined;
   }
@@ -130,8 +163,9 @@ export class Router {
         if (route.auth === 'admin' && found.role !== 'admin') throw new SableError('insufficient_role', 'this operation needs an admin key');
         caller = found;
       }
-      const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route) : undefined;
-      const msgpack = route.msgpack === true && (contentType(req) === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
+      const type = contentType(req);
+      const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route, type) : undefined;
+      const msgpack = route.msgpack === true && (type === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
       const problem = route.check && !Buffer.isBuffer(body) ? route.check(body) : null;
       if (problem !== null) throw badRequest(problem);
       return { response: await route.handler({ req, params, caller, body, msgpack }), pattern };
@@ -144,11 +178,13 @@ export class Router {
 }
 
 function contentType(req: Request): string {
-  return (req.headers['content-type'] ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const raw = req.headers['content-type'];
+  if (raw === undefined || raw === 'application/json') return 'application/json';
+  if (raw === MSGPACK) return MSGPACK;
+  return raw.split(';')[0]!.trim().toLowerCase();
 }
 
-function parseBody(req: Request, route: Route): unknown {
-  const type = contentType(req);
+function parseBody(req: Request, route: Route, type: string): unknown {
   if (route.accepts?.includes(type)) return req.body;
   if (type === MSGPACK && route.msgpack) return decodeMsgpack(req.body);
   if (type !== 'application/json') {
@@ -157,7 +193,7 @@ function parseBody(req: Request, route: Route): unknown {
   }
   if (req.body.length === 0) return {};
   try {
-    return JSON.parse(req.body.toString('utf8'));
+    return route.vectorField ? parseJsonWithVector(req.body, route.vectorField) : JSON.parse(req.body.toString('utf8'));
   } catch {
     throw badRequest('the body is not valid JSON');
   }
@@ -172,17 +208,24 @@ function split(path: string): string[] {
   return path.split('/').filter((s) => s !== '');
 }
 
-function matchSegments(pattern: string[], segs: string[]): Record<string, string> | undefined {
-  if (pattern.length !== segs.length) return undefined;
-  const params: Record<string, string> = {};
+function literalsMatch(route: Compiled, segs: string[]): boolean {
+  const pattern = route.segments;
   for (let i = 0; i < pattern.length; i++) {
-    if (pattern[i].startsWith(':')) {
-      try {
-        params[pattern[i].slice(1)] = decodeURIComponent(segs[i]);
-      } catch {
-        return undefined;
-      }
-    } else if (pattern[i] !== segs[i]) return undefined;
+    if (pattern[i]!.charCodeAt(0) !== 58 /* : */ && pattern[i] !== segs[i]) return false;
   }
-  return params;
+  return true;
+}
+
+/** The decoded path parameters (frozen: a remembered match serves many requests), or undefined. */
+function paramsOf(route: Compiled, segs: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  for (let j = 0; j < route.paramAt.length; j++) {
+    const raw = segs[route.paramAt[j]!]!;
+    try {
+      params[route.paramNames[j]!] = raw.includes('%') ? decodeURIComponent(raw) : raw;
+    } catch {
+      return undefined;
+    }
+  }
+  return Object.freeze(params);
 }

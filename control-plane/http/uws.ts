@@ -25,27 +25,15 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
   let listenSocket: import('uWebSockets.js').us_listen_socket | null = null;
 
   app.any('/*', (res, req) => {
-    const state: State = { aborted: false };
-    const gone = new AbortController();
+    const request = new UwsRequest(req);
+    const state: State = { aborted: false, request };
     res.onAborted(() => {
       state.aborted = true;
-      gone.abort();
+      request.abort();
       state.stream?.destroy(new Error('the client went away during the upload'));
       state.answer?.destroy();
     });
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => {
-      headers[k] = v;
-    });
-    const request: Request = {
-      method: req.getCaseSensitiveMethod().toUpperCase(),
-      path: req.getUrl(),
-      query: new URLSearchParams(req.getQuery() ?? ''),
-      headers,
-      body: Buffer.alloc(0),
-      startedAt: process.hrtime.bigint(),
-      signal: gone.signal,
-    };
+    const headers = request.headers;
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
     if (opts.streams?.(request.method, request.path)) {
       request.stream = state.stream = bodyStream(res, state, !declared && headers['transfer-encoding'] === undefined);
@@ -60,21 +48,7 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
       dispatch(res, state, handler, request);
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (state.aborted) return;
-      size += chunk.byteLength;
-      if (size > opts.maxBodyBytes) {
-        respond(res, state, tooLarge(opts.maxBodyBytes), true);
-        return;
-      }
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        request.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        dispatch(res, state, handler, request);
-      }
-    });
+    readBody(res, state, handler, declared, opts.maxBodyBytes);
   });
 
   return {
@@ -95,7 +69,102 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
   };
 }
 
+const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
+const EMPTY = Buffer.alloc(0);
+
+/** Headers are read into this object by a callback made once (no closure per request). */
+let collecting: Record<string, string> = {};
+const collectHeader = (k: string, v: string) => {
+  collecting[k] = v;
+};
+
+/**
+ * A request as the routes see it, read from uWS's request object before it dies. The query
+ * string is parsed and the abort signal made only when a route asks for them.
+ */
+class UwsRequest implements Request {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  body: Buffer = EMPTY;
+  stream?: Readable;
+  readonly startedAt = process.hrtime.bigint();
+  private readonly rawQuery: string;
+  private parsedQuery?: URLSearchParams;
+  private controller?: AbortController;
+  private gone = false;
+
+  constructor(req: import('uWebSockets.js').HttpRequest) {
+    const m = req.getMethod();
+    this.method = METHODS[m] ?? m.toUpperCase();
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    collecting = {};
+    req.forEach(collectHeader);
+    this.headers = collecting;
+  }
+
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.gone) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.gone = true;
+    this.controller?.abort();
+  }
+}
+
+/**
+ * Reads a buffered body: into one buffer of the declared length when there is one (a single
+ * copy out of uWS's reused chunk memory), else chunk by chunk.
+ */
+function readBody(res: UwsResponse, state: State, handler: Handler, declared: number | undefined, limit: number): void {
+  const request = state.request;
+  if (declared !== undefined) {
+    const body = Buffer.allocUnsafe(declared);
+    let size = 0;
+    res.onData((chunk, isLast) => {
+      if (state.aborted || state.done) return;
+      if (size + chunk.byteLength > declared) {
+        respond(res, state, { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request","message":"the body is longer than its Content-Length"}' }, true);
+        return;
+      }
+      body.set(new Uint8Array(chunk), size);
+      size += chunk.byteLength;
+      if (isLast) {
+        request.body = size === declared ? body : body.subarray(0, size);
+        dispatch(res, state, handler, request);
+      }
+    });
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.onData((chunk, isLast) => {
+    if (state.aborted || state.done) return;
+    size += chunk.byteLength;
+    if (size > limit) {
+      respond(res, state, tooLarge(limit), true);
+      return;
+    }
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      request.body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      dispatch(res, state, handler, request);
+    }
+  });
+}
+
 interface State {
+  request: UwsRequest;
   aborted: boolean;
   done?: boolean;
   /** A streamed answer being sent. */
@@ -155,25 +224,47 @@ function respond(res: UwsResponse, state: State, out: Response, closeAfter: bool
     state.stream = undefined;
   }
   if (out.body instanceof Readable) return respondStream(res, state, out, out.body);
-  const body = out.body === undefined ? Buffer.alloc(0) : typeof out.body === 'string' ? Buffer.from(out.body) : out.body;
-  const ab = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
-  res.cork(() => {
-    res.writeStatus(`${out.status} ${STATUS_TEXT[out.status] ?? ''}`);
-    for (const [k, v] of Object.entries(out.headers ?? {})) res.writeHeader(k, v);
-    if (closeAfter) res.writeHeader('connection', 'close');
-    if (out.status === 204 || out.status === 304) {
-      res.endWithoutBody();
-      return;
-    }
-    const base = res.getWriteOffset();
-    const [ok, done] = res.tryEnd(ab, ab.byteLength);
-    if (ok || done) return;
-    // Backpressure: the socket took part of the body; send the rest each time it drains.
-    res.onWritable((offset) => {
-      const [sent] = res.tryEnd(ab.slice(offset - base), ab.byteLength);
-      return sent;
-    });
+  const body = out.body ?? EMPTY;
+  answering = { res, out, body, closeAfter };
+  res.cork(writeAnswer);
+  answering = undefined;
+}
+
+/** What writeAnswer sends: set just before the cork that runs it (no closure per answer). */
+let answering: { res: UwsResponse; out: Response; body: Buffer | string; closeAfter: boolean } | undefined;
+
+/** Up to this size an answer goes out with end(): uWS keeps what the socket does not take yet. */
+const END_AT_ONCE = 64 * 1024;
+
+function writeAnswer(): void {
+  const { res, out, body, closeAfter } = answering!;
+  res.writeStatus(statusLine(out.status));
+  for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
+  if (closeAfter) res.writeHeader('connection', 'close');
+  if (out.status === 204 || out.status === 304) {
+    res.endWithoutBody();
+    return;
+  }
+  if (typeof body === 'string' ? body.length <= END_AT_ONCE / 3 : body.byteLength <= END_AT_ONCE) {
+    res.end(body);
+    return;
+  }
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const base = res.getWriteOffset();
+  const [ok, done] = res.tryEnd(bytes, bytes.byteLength);
+  if (ok || done) return;
+  // Backpressure: the socket took part of the body; send the rest each time it drains.
+  res.onWritable((offset) => {
+    const [sent] = res.tryEnd(bytes.subarray(offset - base), bytes.byteLength);
+    return sent;
   });
+}
+
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_TEXT[status] ?? ''}`));
+  return line;
 }
 
 /**

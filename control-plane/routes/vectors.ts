@@ -44,7 +44,7 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
     },
     route({
       method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters (JSON or msgpack)',
-      body: R.SearchRequest, msgpack: true, responses: { 200: R.SearchResponse },
+      body: R.SearchRequest, msgpack: true, vectorField: 'query', responses: { 200: R.SearchResponse },
       description:
         'Returns {results, query_time_ms, receipt, rerank?}. Each result: id (integer), score (ascending: cosine 1 - similarity, ' +
         'l2 squared distance, ip negated dot product), external_id (when inserted with a string id), metadata (unless ' +

@@ -1,0 +1,76 @@
+/**
+ * Coalesces the single-shard searches that arrive in one turn of the event loop into native batch
+ * searches: one task on the libuv pool per chunk of queries instead of one per query. Each task
+ * wakes a pool thread and its completion wakes the HTTP thread; per query, those wake-ups cost
+ * the service about as much CPU as its HTTP work (bench/results/http.md, the perf profile).
+ * A query waits at most until the event loop's check phase: at concurrency 1 it runs alone, at
+ * once; under load the requests of one poll phase share their tasks.
+ */
+import { searchShardBatchAsync, type NativeQueryOptions, type NativeResult } from '../engine/index.js';
+
+interface Waiting {
+  query: Float32Array;
+  resolve: (r: NativeResult) => void;
+  reject: (e: unknown) => void;
+}
+
+interface Group {
+  handles: number[];
+  options: NativeQueryOptions;
+  waiting: Waiting[];
+}
+
+export class SearchBatcher {
+  private groups = new Map<string, Group>();
+  private scheduled = false;
+  private readonly flushNow = () => this.flush();
+
+  /** @param tasks pool tasks a batch is split over (the search threads). */
+  constructor(private readonly tasks: number) {}
+
+  search(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult> {
+    // Queries share a batch only with the same segments and knobs; filtered ones go alone.
+    const key = batchKey(handles, options);
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { handles, options, waiting: [] }));
+    const p = new Promise<NativeResult>((resolve, reject) => group.waiting.push({ query, resolve, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flushNow);
+    }
+    return p;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const groups = this.groups;
+    this.groups = new Map();
+    for (const g of groups.values()) {
+      const n = g.waiting.length;
+      const chunks = Math.min(this.tasks, n);
+      const size = Math.ceil(n / chunks);
+      for (let from = 0; from < n; from += size) this.run(g, g.waiting.slice(from, from + size));
+    }
+  }
+
+  private run(g: Group, waiting: Waiting[]): void {
+    const dim = waiting[0]!.query.length;
+    const queries = new Float32Array(dim * waiting.length);
+    for (let i = 0; i < waiting.length; i++) queries.set(waiting[i]!.query, i * dim);
+    searchShardBatchAsync(g.handles, queries, g.options).then(
+      (results) => {
+        for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(results[i]!);
+      },
+      (e: unknown) => {
+        for (const w of waiting) w.reject(e);
+      },
+    );
+  }
+}
+
+/** A key per (segments, knobs); a unique one for searches with predicates. */
+let solo = 0;
+function batchKey(handles: number[], o: NativeQueryOptions): string {
+  if (o.predicates && o.predicates.length > 0) return `solo:${solo++}`;
+  return `${handles.join(',')}|${o.k}|${o.nprobe ?? ''}|${o.beamWidth ?? ''}|${o.rerankDepth ?? ''}|${o.exact ? 1 : 0}`;
+}
