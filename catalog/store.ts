@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { DatasetRecord } from './datasets/record.js';
+import { DecodedCache } from './decoded-cache.js';
 
 export interface OrgRecord {
   id: string;
@@ -34,6 +35,9 @@ export class ControlStore {
   readonly datasets: Database<DatasetRecord, string>;
   /** [dataset id, integer id] -> the string id it was mapped from */
   readonly externalIds: Database<string, (string | number)[]>;
+  /** Reads of keys and dataset records on the request path (frozen values). */
+  readonly keysRead: DecodedCache<KeyRecord, string>;
+  readonly datasetsRead: DecodedCache<DatasetRecord, string>;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
@@ -42,6 +46,8 @@ export class ControlStore {
     this.keys = this.root.openDB({ name: 'keys' });
     this.datasets = this.root.openDB({ name: 'datasets' });
     this.externalIds = this.root.openDB({ name: 'external_ids' });
+    this.keysRead = new DecodedCache(this.keys);
+    this.datasetsRead = new DecodedCache(this.datasets);
   }
 
   write<T>(fn: () => T): Promise<T> {

@@ -18,6 +18,15 @@ export type { NativeQueryOptions, NativeResult } from './native.js';
 export * from './vocabulary.js';
 export type * from './types.js';
 
+/**
+ * Reads the decimal numbers of the bracketed list at bytes[open] ('[', JSON's number grammar)
+ * into a Float32Array, each the number rounded to a double and then to float32; null when the
+ * list holds anything else or a number past the double range.
+ */
+export function readDecimalVector(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null {
+  return native.readDecimalList(bytes, open);
+}
+
 /** Searches some segments of a dataset (a shard of its plan) on this thread: for worker threads. */
 export function searchShard(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult {
   return native.search(handles, query, options);

@@ -106,6 +106,7 @@ export interface NativeAddon {
   segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
   segmentStats(handle: number): NativeSegmentStats;
   indexListsFor(indexType: string, rows: number): number;
+  readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;
   segmentSave(handle: number, path: string): Promise<void>;

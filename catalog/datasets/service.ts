@@ -51,7 +51,7 @@ export class DatasetService {
 
   /** The record, or 404 `dataset_not_found` (also for another organization's dataset). */
   get(orgId: string, id: string): DatasetRecord {
-    const r = this.store.datasets.get(id);
+    const r = this.store.datasetsRead.get(id);
     if (!r || r.org_id !== orgId) throw new SableError('dataset_not_found', `dataset ${id} was not found`);
     return r;
   }

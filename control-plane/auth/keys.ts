@@ -58,6 +58,6 @@ export async function revokeKey(store: ControlStore, keyId: string): Promise<boo
 /** The live key record of a presented key, or undefined. */
 export function lookupKey(store: ControlStore, presented: string): KeyRecord | undefined {
   if (!isKeyFormat(presented)) return undefined;
-  const record = store.keys.get(hashKey(presented));
+  const record = store.keysRead.get(hashKey(presented));
   return record && !record.revoked_at ? record : undefined;
 }

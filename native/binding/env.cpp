@@ -65,6 +65,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   sable::binding::register_vocabulary(env, exports);
   sable::binding::register_segments(env, exports);
   sable::binding::register_model(env, exports);
+  sable::binding::register_text(env, exports);
   return exports;
 }
 

@@ -31,5 +31,6 @@ void register_kernels(Napi::Env env, Napi::Object exports);
 void register_vocabulary(Napi::Env env, Napi::Object exports);
 void register_segments(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
+void register_text(Napi::Env env, Napi::Object exports);
 
 }  // namespace sable::binding
