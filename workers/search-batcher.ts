@@ -8,6 +8,9 @@
  */
 import { searchShardBatchAsync, type NativeQueryOptions, type NativeResult } from '../engine/index.js';
 
+/** Queries per task from which a turn's batch is split over the pool threads. */
+const SPLIT_FROM = 16;
+
 interface Waiting {
   query: Float32Array;
   resolve: (r: NativeResult) => void;
@@ -46,8 +49,10 @@ export class SearchBatcher {
     const groups = this.groups;
     this.groups = new Map();
     for (const g of groups.values()) {
+      // One task per turn keeps the wake-ups few; under load the next turn's task runs on the
+      // other pool thread meanwhile. A large batch is split so its own latency uses every thread.
       const n = g.waiting.length;
-      const chunks = Math.min(this.tasks, n);
+      const chunks = Math.min(this.tasks, Math.ceil(n / SPLIT_FROM));
       const size = Math.ceil(n / chunks);
       for (let from = 0; from < n; from += size) this.run(g, g.waiting.slice(from, from + size));
     }

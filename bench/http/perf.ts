@@ -78,6 +78,7 @@ export interface PerfSummary {
 
 /** Reads a recording and charges every sample to a step; `requests` answered during it. */
 export function summarisePerf(file: string, pid: number, requests: number, keepAs?: string): PerfSummary {
+  newestSymbols(`/tmp/perf-${pid}.map`);
   const out = spawnSync('perf', ['script', '-i', file, '-F', 'tid,period,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 });
   if (out.status !== 0) throw new Error(`perf script failed: ${out.stderr}`);
   // The samples as text, for reading further than the summary (bench/.cache is not committed).
@@ -121,6 +122,38 @@ export function summarisePerf(file: string, pid: number, requests: number, keepA
   function top(m: Map<string, number>, n: number) {
     return [...m].map(([name, ns]) => ({ name, us: perRequest(ns) })).sort((a, b) => b.us - a.us).slice(0, n);
   }
+}
+
+/**
+ * V8 appends a line to the perf map for every code object it makes, and reuses the addresses of
+ * code it collected; perf would name a sample by the first (oldest) line covering its address,
+ * often start-up code long gone. Keeps, of overlapping lines, the one written last.
+ */
+function newestSymbols(mapFile: string): void {
+  let text: string;
+  try {
+    text = readFileSync(mapFile, 'utf8');
+  } catch {
+    return;
+  }
+  const entries = text
+    .split('\n')
+    .map((line, order) => {
+      const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+      return m ? { start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), line, order } : null;
+    })
+    .filter((e) => e !== null)
+    .sort((a, b) => a.start - b.start || b.order - a.order);
+  const kept: typeof entries = [];
+  for (const e of entries) {
+    const last = kept[kept.length - 1];
+    if (last && e.start < last.end) {
+      if (e.order > last.order) kept[kept.length - 1] = e;
+      continue;
+    }
+    kept.push(e);
+  }
+  writeFileSync(mapFile, kept.map((e) => e.line).join('\n') + '\n');
 }
 
 interface Frame {
