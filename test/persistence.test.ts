@@ -59,6 +59,28 @@ describe('persistence', () => {
     await again.close();
   });
 
+  it('an upsert keeps the last of repeated ids and forgets the metadata of a vector replaced without any, across a restart', async () => {
+    const dir = freshDir();
+    const engine = await Engine.open({ path: dir });
+    const ds = await engine.createDataset({ name: 'rows', dim: 2, metric: 'l2' });
+    await ds.upsert(Float64Array.of(1, 2, 3), Float32Array.of(1, 0, 2, 0, 3, 0), [{ tag: 'a' }, { tag: 'b' }, { tag: 'c' }]);
+    // One call: id 2 twice (the second wins), id 3 replaced without metadata, id 4 new.
+    await ds.upsert([2, 3, 2, 4], Float32Array.of(9, 9, 3, 0, 20, 0, 4, 0), [{ tag: 'first' }, undefined, { tag: 'second' }, { tag: 'd' }]);
+    const check = async (d: typeof ds) => {
+      expect(d.stats().vector_count).toBe(4);
+      expect(d.getMetadata(2)).toEqual({ tag: 'second' });
+      expect(d.getMetadata(3)).toEqual({});
+      expect(d.getMetadata(4)).toEqual({ tag: 'd' });
+      expect(Array.from(d.getVector(2)!)).toEqual([20, 0]);
+      expect((await d.search(Float32Array.of(20, 0), { topK: 1 }))[0].id).toBe(2);
+    };
+    await check(ds);
+    await engine.close();
+    const again = await Engine.open({ path: dir });
+    await check(again.getDataset('rows')!);
+    await again.close();
+  });
+
   it('reopens the growing partition as it was: rewrites once, deletions gone, sealed rows not repeated', async () => {
     const dir = freshDir();
     const engine = await Engine.open({ path: dir });

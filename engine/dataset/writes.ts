@@ -7,7 +7,6 @@ import { invalid } from '../../errors/codes.js';
 import { columnBatches, TEXT_FIELD } from '../columns.js';
 import { native } from '../native.js';
 import type { Partition } from '../partition.js';
-import { vectorBytes } from '../storage.js';
 import type { Metadata, Scalar } from '../types.js';
 import type { DatasetCore } from './core.js';
 import { promoteLocked } from './partitions.js';
@@ -62,25 +61,23 @@ export async function deleteIds(core: DatasetCore, ids: number[]): Promise<numbe
 
 async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
   const { dim, storage, uid } = core;
-  // The last occurrence of an id in one call wins, as successive calls would.
-  const last = new Map<number, number>();
-  ids.forEach((id, i) => last.set(id, i));
-  let keep: number[] | null = null;
-  if (last.size !== ids.length) keep = [...last.values()].sort((a, b) => a - b);
+  const keep = lastOccurrences(ids);
   const n = keep ? keep.length : ids.length;
-  const idArray = new Float64Array(n);
+  // Ids as one typed array (the caller's own when it passed one and none repeats).
+  const idArray = !keep && ids instanceof Float64Array ? ids : new Float64Array(n);
   let rows = vectors;
   const metas: (Metadata | undefined)[] = new Array(n);
   if (keep) {
     rows = new Float32Array(n * dim);
-    keep.forEach((src, i) => {
-      idArray[i] = ids[src];
+    for (let i = 0; i < n; i++) {
+      const src = keep[i]!;
+      idArray[i] = ids[src]!;
       rows.set(vectors.subarray(src * dim, (src + 1) * dim), i * dim);
       metas[i] = metadata[src] ?? undefined;
-    });
+    }
   } else {
     for (let i = 0; i < n; i++) {
-      idArray[i] = ids[i];
+      if (idArray !== ids) idArray[i] = ids[i]!;
       metas[i] = metadata[i] ?? undefined;
     }
   }
@@ -88,13 +85,16 @@ async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vec
   const located = locate(core, idArray);
   const columns = columnBatches(core.ctx, metas);
   const growing = core.growing;
+  const existed = heldSomewhere(located, n);
+  const vectorBuffer = rows.buffer;
   await storage.write(() => {
     for (let i = 0; i < n; i++) {
-      const id = idArray[i];
-      storage.vectors.put([uid, id], vectorBytes(rows.subarray(i * dim, (i + 1) * dim)));
+      const id = idArray[i]!;
+      storage.vectors.put([uid, id], new Uint8Array(vectorBuffer, rows.byteOffset + i * dim * 4, dim * 4));
       const m = metas[i];
-      if (m && Object.keys(m).length > 0) storage.meta.put([uid, id], m);
-      else storage.meta.remove([uid, id]);
+      if (m && hasKeys(m)) storage.meta.put([uid, id], m);
+      // Only a replaced vector can have metadata to forget.
+      else if (existed[i]) storage.meta.remove([uid, id]);
       storage.pending.put([uid, growing.pid], id);
     }
     recordRemovals(core, located, idArray, growing);
@@ -113,6 +113,37 @@ async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vec
   growing.firstWriteAt ??= Date.now();
   if (growing.rows >= core.manifest.promotion.max_buffer_vectors) await promoteLocked(core);
   return { upserted: n };
+}
+
+/**
+ * Indexes of the last occurrence of each id, in order, when some id repeats (the last one wins,
+ * as successive calls would); null when none repeats, found by sorting a copy, without a Map.
+ */
+function lastOccurrences(ids: ArrayLike<number>): number[] | null {
+  const sorted = Float64Array.from(ids).sort();
+  let repeats = false;
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i] === sorted[i - 1]) {
+      repeats = true;
+      break;
+    }
+  }
+  if (!repeats) return null;
+  const last = new Map<number, number>();
+  for (let i = 0; i < ids.length; i++) last.set(ids[i]!, i);
+  return [...last.values()].sort((a, b) => a - b);
+}
+
+/** Per row: whether some partition held its id before this write. */
+function heldSomewhere(located: Located, n: number): Uint8Array {
+  const held = new Uint8Array(n);
+  for (const { mask } of located) for (let i = 0; i < n; i++) held[i] |= mask[i]!;
+  return held;
+}
+
+function hasKeys(m: Metadata): boolean {
+  for (const _ in m) return true;
+  return false;
 }
 
 /** For each partition (and a compaction target), which of `ids` it holds now. */
