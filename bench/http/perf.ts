@@ -49,7 +49,7 @@ const STEPS: [string, RegExp][] = [
   ['GC', /v8::internal::(Heap|Scavenger|ScavengerCollector|MarkCompactCollector|MinorMarkCompact|ConcurrentMarking|GCTracer)|Builtins_RecordWrite/],
   ['metrics', /\b(observeRequest|observeSearch)\b/],
   ['body read', /\b(readChunk|bodyOf)\b/],
-  ['parse: query vector', /\b(parseSearchJson|readQueryVector|toFloat32)\b/],
+  ['parse: query vector', /\b(readDecimalVector|toFloat32)\b|read_decimal_list|from_chars/],
   ['parse: JSON', /JsonParser|Builtin_JsonParse/],
   ['parse: msgpack', /\b(decodeMsgpack|unpack|readObject|checkedRead)\b/],
   ['auth', /\b(authenticate|lookupKey|hashKey|keyOf)\b/],
@@ -83,6 +83,11 @@ export function summarisePerf(file: string, pid: number, requests: number, keepA
   if (out.status !== 0) throw new Error(`perf script failed: ${out.stderr}`);
   // The samples as text, for reading further than the summary (bench/.cache is not committed).
   if (keepAs) writeFileSync(keepAs, out.stdout);
+  return summariseSamples(out.stdout, pid, requests);
+}
+
+/** The summary of `perf script -F tid,period,ip,sym,dso` output (see summarisePerf). */
+export function summariseSamples(text: string, pid: number, requests: number): PerfSummary {
   const byStep = new Map<string, { main: number; other: number }>();
   const leaves = new Map<string, number>();
   const js = new Map<string, number>();
@@ -92,7 +97,7 @@ export function summarisePerf(file: string, pid: number, requests: number, keepA
     if (main) s.main += ns;
     else s.other += ns;
   };
-  for (const block of out.stdout.split('\n\n')) {
+  for (const block of text.split('\n\n')) {
     const lines = block.split('\n').filter((l) => l.trim() !== '');
     if (lines.length < 2) continue;
     const head = /^\s*(\d+)\s+(\d+)/.exec(lines[0]!);
