@@ -185,7 +185,6 @@ export class DatasetService {
     return next.schema;
   }
 
-  /** The string id a vector was inserted with, when it was. */
   /**
    * Whether some vector of the dataset was written with a string id (then results look their
    * string up); false spares a search a store read per hit. Learnt from the store once, kept
@@ -201,6 +200,7 @@ export class DatasetService {
     return known;
   }
 
+  /** The string id a vector was inserted with, when it was. */
   externalIdOf(r: DatasetRecord, id: number): string | undefined {
     return this.store.externalIds.get([r.id, id]);
   }

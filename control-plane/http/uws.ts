@@ -6,6 +6,8 @@
  */
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
+import { badRequest } from '../../errors/codes.js';
+import { errorResponse } from './status.js';
 import { tooLarge, STATUS_TEXT, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
 
 type Uws = typeof import('uWebSockets.js');
@@ -134,7 +136,7 @@ function readBody(res: UwsResponse, state: State, handler: Handler, declared: nu
     res.onData((chunk, isLast) => {
       if (state.aborted || state.done) return;
       if (size + chunk.byteLength > declared) {
-        respond(res, state, { status: 400, headers: { 'content-type': 'application/json' }, body: '{"error":"invalid_request","message":"the body is longer than its Content-Length"}' }, true);
+        respond(res, state, errorResponse(badRequest('the body is longer than its Content-Length')), true);
         return;
       }
       body.set(new Uint8Array(chunk), size);
