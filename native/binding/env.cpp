@@ -1,8 +1,6 @@
 #include "env.h"
 #include "../core/memory.h"
 
-#include <iterator>
-
 namespace sable::binding {
 
 void throw_js(Napi::Env env, Code code, const std::string& message) {
@@ -29,16 +27,6 @@ Napi::Value guarded(const Napi::CallbackInfo& info, const std::function<Napi::Va
   } catch (const std::exception& e) {
     throw_js(info.Env(), Code::internal, e.what());
   }
-}
-
-Napi::String key(Napi::Env env, Key k) {
-  EnvData* data = env.GetInstanceData<EnvData>();
-  if (data->keys.empty()) {
-    static constexpr const char* kNames[] = {"ids", "scores", "partitions", "isa", "strategy", "rows", "matches", "candidates_scored", "nprobe", "beam_width"};
-    static_assert(std::size(kNames) == size_t(Key::count));
-    for (const char* name : kNames) data->keys.push_back(Napi::Persistent(Napi::String::New(env, name)));
-  }
-  return data->keys[size_t(k)].Value();
 }
 
 Napi::Float32Array float32_arg(const Napi::CallbackInfo& info, size_t i, const char* name) {

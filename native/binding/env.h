@@ -4,23 +4,14 @@
 #include <napi.h>
 
 #include <functional>
-#include <vector>
 
 #include "common.h"
 
 namespace sable::binding {
 
-// Property names of a search result and its receipts. Made once per environment: set with C
-// strings, each name was decoded and looked up in V8's string table for every result, a good
-// part of a result's cost on the JS thread (the perf profile of bench:http).
-enum class Key { ids, scores, partitions, isa, strategy, rows, matches, candidates_scored, nprobe, beam_width, count };
-
 struct EnvData {
   Napi::FunctionReference error_class;
-  std::vector<Napi::Reference<Napi::String>> keys;
 };
-
-Napi::String key(Napi::Env env, Key k);
 
 // Throws a JS error with a string `code` (the injected class, constructed as (code, message),
 // when set, else Error).

@@ -119,12 +119,12 @@ Napi::Array partition_receipts(Napi::Env env, const std::vector<SegmentReceipt>&
   for (size_t i = 0; i < segs.size(); ++i) {
     const auto& s = segs[i];
     Napi::Object p = Napi::Object::New(env);
-    p.Set(key(env, Key::strategy), s.strategy);
-    p.Set(key(env, Key::rows), double(s.rows));
-    p.Set(key(env, Key::matches), double(s.matches));
-    p.Set(key(env, Key::candidates_scored), double(s.candidates_scored));
-    p.Set(key(env, Key::nprobe), s.nprobe);
-    p.Set(key(env, Key::beam_width), s.beam_width);
+    p.Set("strategy", s.strategy);
+    p.Set("rows", double(s.rows));
+    p.Set("matches", double(s.matches));
+    p.Set("candidates_scored", double(s.candidates_scored));
+    p.Set("nprobe", s.nprobe);
+    p.Set("beam_width", s.beam_width);
     parts.Set(uint32_t(i), p);
   }
   return parts;
@@ -138,10 +138,10 @@ Napi::Object result_object(Napi::Env env, const SearchResult& res) {
     ids[i] = double(res.ids[i]);
     scores[i] = res.scores[i];
   }
-  out.Set(key(env, Key::ids), ids);
-  out.Set(key(env, Key::scores), scores);
-  out.Set(key(env, Key::partitions), partition_receipts(env, res.segments));
-  out.Set(key(env, Key::isa), isa_name(active_kernels().isa));
+  out.Set("ids", ids);
+  out.Set("scores", scores);
+  out.Set("partitions", partition_receipts(env, res.segments));
+  out.Set("isa", isa_name(active_kernels().isa));
   return out;
 }
 
