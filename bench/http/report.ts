@@ -112,7 +112,10 @@ export function mainRows(rep: Report): string[][] {
 
 export const MAIN_HEAD = ['run', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'req/s ÷ in-process', 'server cores', 'server ELU', 'client cores', 'other load cores', 'server CPU µs/req', 'in-process CPU ÷ server CPU', 'errors'];
 
-const cpuUs = (r: RunRecord) => ((r.serverCores * r.window) / Math.max(1, r.result.requests)) * 1e6;
+/** µs of CPU per request answered in a run's window, for `cores` of use over it. */
+export const perRequestUs = (r: RunRecord, cores: number) => ((cores * r.window) / Math.max(1, r.result.requests)) * 1e6;
+/** CPU of the whole service process (every thread) per request, µs. */
+export const cpuUs = (r: RunRecord) => perRequestUs(r, r.serverCores);
 
 export function terminalTable(rep: Report): string {
   const rows = [MAIN_HEAD, ...mainRows(rep)];
@@ -153,9 +156,8 @@ export function markdown(rep: Report): string {
   L.push('');
   L.push('## Service CPU per request');
   L.push('');
-  const perReq = (r: RunRecord, cores: number) => ((cores * r.window) / Math.max(1, r.result.requests)) * 1e6;
   L.push(table(['run', 'conc.', 'req/s', 'service CPU µs/req', 'main thread µs/req', 'other threads µs/req', 'in-process µs/query', 'added by the service µs', 'goal µs'], rep.runs.filter((r) => r.group === 'search').map((r) => {
-    const main = perReq(r, r.serverThreads.main ?? 0);
+    const main = perRequestUs(r, r.serverThreads.main ?? 0);
     return [`search ${r.format}`, String(r.concurrency), f0(r.result.rps), f0(cpuUs(r)), f0(main), f0(cpuUs(r) - main), f0(rep.inProcessCpuUs), f0(cpuUs(r) - rep.inProcessCpuUs), r.concurrency >= 16 ? (r.format === 'msgpack' ? '≤ 25' : '≤ 60') : '-'];
   })));
   L.push('');
@@ -230,13 +232,13 @@ export function markdown(rep: Report): string {
       L.push('');
       L.push(table(['run', 'server', 'client', 'conc.', 'req/s', 'p50 ms', 'p99 ms', 'server cores', 'server ELU', 'client cores', 'other cores', 'server CPU µs/req', 'client CPU µs/req', 'req bytes', 'errors'], diagRuns.map((r) => [
         r.label, r.server, r.client, String(r.concurrency), f0(r.result.rps), f3(r.result.p50), f3(r.result.p99), f2(r.serverCores), f2(r.elu), f2(r.result.clientCores), f2(r.otherCores),
-        f0(((r.serverCores * r.window) / Math.max(1, r.result.requests)) * 1e6), f0(((r.result.clientCores * r.window) / Math.max(1, r.result.requests)) * 1e6), f0(r.result.requestBytes), String(r.result.errors),
+        f0(cpuUs(r)), f0(perRequestUs(r, r.result.clientCores)), f0(r.result.requestBytes), String(r.result.errors),
       ])));
       L.push('');
     }
     const search = rep.runs.filter((r) => r.group === 'search' || (r.group === 'diag' && r.format !== null && r.label.startsWith('search')));
     if (search.length) {
-      const per = (r: RunRecord, cores: number) => f0(((cores * r.window) / Math.max(1, r.result.requests)) * 1e6);
+      const per = (r: RunRecord, cores: number) => f0(perRequestUs(r, cores));
       const th = (r: RunRecord, k: string) => r.serverThreads[k] ?? 0;
       const sy = (r: RunRecord, k: string) => r.serverThreadsSys[k] ?? 0;
       L.push('Where a search request\'s time and CPU go (CPU from /proc per thread, µs per request, "(sys)" the kernel part; handler and pool times are the server\'s own figures, means of every 16th response):');

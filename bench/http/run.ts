@@ -27,11 +27,9 @@ import { PERF_NODE_FLAGS, PerfRecording, perfUnusable, summarisePerf } from './p
 import { pin, pinUnusable } from './pin.js';
 import { loadAverage, machineTimes, threadDelta, threadTimes, type MachineTimes, type ThreadTimes } from './procstat.js';
 import type { FromLoadgen, FromServer, InsertResult, InsertSpec, LoadResult, LoadSpec, ToLoadgen, ToServer, Usage } from './protocol.js';
-import { markdown, terminalTable, type Report, type RunRecord } from './report.js';
+import { cpuUs, markdown, terminalTable, type Report, type RunRecord } from './report.js';
 
 const HOST = '127.0.0.1';
-/** CPU of the whole service process (every thread) per request answered in the window, µs. */
-const serverCpuUs = (r: RunRecord) => ((r.serverCores * r.window) / Math.max(1, r.result.requests)) * 1e6;
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 const t00 = Date.now();
 
@@ -578,7 +576,7 @@ async function main(): Promise<void> {
     const overheadGoal: Record<Format, number> = { msgpack: 25, json: 60 };
     for (const f of P.formats) {
       for (const r of search.filter((x) => x.format === f && x.concurrency >= 16)) {
-        const v = serverCpuUs(r) - inProcessCpuUs;
+        const v = cpuUs(r) - inProcessCpuUs;
         targets.push({ name: `service CPU per request − in-process CPU per query, ${f}, concurrency ${r.concurrency}`, value: `${Math.round(v)} µs`, target: `≤ ${overheadGoal[f]} µs`, met: v <= overheadGoal[f] });
       }
     }

@@ -35,12 +35,12 @@ export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
     exact: opts.exact,
     predicates: compileFilters(core.ctx, opts.filters, opts.advancedFilters),
   };
-  if (opts.nprobe === undefined && opts.beamWidth === undefined) {
-    if (core.tuner.active) Object.assign(options, core.tuner.knobs(indexDefaults(core)));
-    if (hasNprobeBounds(core)) {
-      const picked = options.nprobe ?? indexDefaults(core).nprobe;
-      if (picked > 0) options.nprobe = boundNprobe(core, picked);
-    }
+  if (opts.nprobe === undefined && opts.beamWidth === undefined && (core.tuner.active || hasNprobeBounds(core))) {
+    // The engine picks the knobs: the tuner's, else the index's default, held in the caller's bounds.
+    const defaults = indexDefaults(core);
+    if (core.tuner.active) Object.assign(options, core.tuner.knobs(defaults));
+    const picked = options.nprobe ?? defaults.nprobe;
+    if (picked > 0 && hasNprobeBounds(core)) options.nprobe = boundNprobe(core, picked);
   }
   return { handles: core.partitions.map((p) => p.handle), options };
 }
