@@ -42,7 +42,10 @@ function log(msg: string): void {
 const children = new Set<ChildProcess>();
 
 function forkChild(script: string, args: string[], execArgv: string[] = []): ChildProcess {
-  const proc = fork(here(script), args, { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+  // With V8 flags (the perf run's --perf-basic-prof), V8 writes isolate-*.log files into the
+  // working directory: keep them in the bench cache, not the checkout.
+  const cwd = execArgv.length > 0 ? (mkdirSync(paths.cache, { recursive: true }), paths.cache) : undefined;
+  const proc = fork(here(script), args, { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv, cwd });
   children.add(proc);
   proc.once('exit', () => children.delete(proc));
   return proc;
