@@ -109,8 +109,10 @@ export interface NativeAddon {
   readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;
-  segmentSave(handle: number, path: string): Promise<void>;
-  segmentLoad(path: string): Promise<number>;
+  /** Resolves with the snapshot's checksum (16 hex digits). */
+  segmentSave(handle: number, path: string): Promise<string>;
+  /** With a checksum, refuses (snapshot_corrupt) any file but the snapshot saved with it. */
+  segmentLoad(path: string, checksum?: string): Promise<number>;
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
   searchAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;

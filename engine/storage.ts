@@ -40,6 +40,11 @@ export interface PartitionRecord {
   state: 'growing' | 'sealed';
   /** Snapshot file name (in the segments folder) of a sealed partition. */
   snapshot?: string;
+  /**
+   * The checksum its save answered: a valid snapshot of another partition (copied or restored
+   * over this one) or an older one is refused and rebuilt. Records written before it have none.
+   */
+  checksum?: string;
   /** Ids of a sealed partition as float64 bytes, in records written before `partIds` existed. */
   ids?: Uint8Array;
   createdAt: number;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -135,6 +135,38 @@ describe('persistence', () => {
     const third = await Engine.open({ path: dir });
     expect(third.getDataset('docs')!.rebuiltSnapshots).toBe(0);
     await third.close();
+  });
+
+  it('refuses a valid snapshot of another dataset with the same ids, and rebuilds it', async () => {
+    const dir = freshDir();
+    const engine = await Engine.open({ path: dir });
+    const ids = Array.from({ length: 1000 }, (_, i) => i);
+    const a = await engine.createDataset({ name: 'a', dim: DIM, metric: 'cosine', promotion: POLICY });
+    const b = await engine.createDataset({ name: 'b', dim: DIM, metric: 'cosine', promotion: POLICY });
+    const dataA = clustered(1000, DIM, 4);
+    const dataB = clustered(1000, DIM, 5);
+    await a.upsert(ids, dataA);
+    await b.upsert(ids, dataB);
+    await a.flush();
+    await b.flush();
+    const [uidA, uidB] = [a.manifest.uid, b.manifest.uid];
+    await engine.close();
+    // Every id check passes for b's snapshot in a's place; only its checksum tells them apart.
+    const segs = readdirSync(join(dir, 'segments'));
+    const ofA = segs.find((f) => f.startsWith(`${uidA}-`))!;
+    const ofB = segs.find((f) => f.startsWith(`${uidB}-`))!;
+    writeFileSync(join(dir, 'segments', ofA), readFileSync(join(dir, 'segments', ofB)));
+
+    const again = await Engine.open({ path: dir });
+    const reopened = again.getDataset('a')!;
+    expect(reopened.rebuiltSnapshots).toBe(1);
+    for (const probe of [3, 500, 999]) {
+      const [hit] = await reopened.search(row(dataA, DIM, probe), { topK: 1 });
+      expect(hit).toMatchObject({ id: probe });
+      expect(hit.score).toBeCloseTo(0, 5);
+    }
+    expect(again.getDataset('b')!.rebuiltSnapshots).toBe(0);
+    await again.close();
   });
 
   it('repairs a snapshot that holds rows LMDB no longer holds (deletes resurrected before format 3)', async () => {

@@ -41,7 +41,7 @@ async function compactNow(core: DatasetCore): Promise<{ merged: number }> {
     await core.exclusive(async () => {
       const ids = native.segmentLiveIds(plan.target.handle);
       await storage.write(() => {
-        storage.putSealed(uid, { pid: plan.target.pid, state: 'sealed', snapshot, createdAt: Date.now() }, ids);
+        storage.putSealed(uid, { pid: plan.target.pid, state: 'sealed', ...snapshot, createdAt: Date.now() }, ids);
         for (const src of plan.sources) {
           storage.removePartition(uid, src.pid);
           storage.removeRange(storage.tombs, [uid, src.pid]);

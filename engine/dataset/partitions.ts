@@ -56,19 +56,19 @@ export async function seal(core: DatasetCore, p: Partition): Promise<void> {
   const snapshot = await saveSnapshot(core, p);
   const ids = native.segmentLiveIds(p.handle);
   await core.storage.write(() => {
-    core.storage.putSealed(core.uid, { pid: p.pid, state: 'sealed', snapshot, createdAt: Date.now() }, ids);
+    core.storage.putSealed(core.uid, { pid: p.pid, state: 'sealed', ...snapshot, createdAt: Date.now() }, ids);
     core.storage.pending.remove([core.uid, p.pid]);
   });
   p.state = 'sealed';
   core.builtAt = new Date().toISOString();
 }
 
-/** Writes a partition's snapshot file (durable engines only); returns its name. */
-export async function saveSnapshot(core: DatasetCore, p: Partition): Promise<string | undefined> {
-  if (!core.storage.durable) return undefined;
-  const file = `${core.uid}-${p.pid}.seg`;
-  await native.segmentSave(p.handle, core.storage.snapshotPath(file));
-  return file;
+/** Writes a partition's snapshot file (durable engines only): its name and checksum, for its record. */
+export async function saveSnapshot(core: DatasetCore, p: Partition): Promise<Pick<PartitionRecord, 'snapshot' | 'checksum'>> {
+  if (!core.storage.durable) return {};
+  const snapshot = `${core.uid}-${p.pid}.seg`;
+  const checksum = await native.segmentSave(p.handle, core.storage.snapshotPath(snapshot));
+  return { snapshot, checksum };
 }
 
 /** Promotes the growing partition once its oldest row is older than the policy allows. */
@@ -145,7 +145,10 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
           for (const [column, value, code] of codes) storage.dict.put([uid, column, value], code);
         });
       }
-      if (removed > 0 || stale) await native.segmentSave(loaded, storage.snapshotPath(rec.snapshot!));
+      if (removed > 0 || stale) {
+        const checksum = await native.segmentSave(loaded, storage.snapshotPath(rec.snapshot!));
+        await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, checksum }));
+      }
       return loaded;
     }
     native.segmentRelease(loaded);
@@ -155,8 +158,8 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
   await core.build(handle);
   if (storage.durable) {
     const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
-    await native.segmentSave(handle, storage.snapshotPath(file));
-    if (!rec.snapshot) await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, snapshot: file }));
+    const checksum = await native.segmentSave(handle, storage.snapshotPath(file));
+    await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, snapshot: file, checksum }));
   }
   core.rebuiltSnapshots++;
   return handle;
@@ -166,7 +169,7 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
 async function loadSnapshot(core: DatasetCore, rec: PartitionRecord): Promise<number | null> {
   if (!rec.snapshot) return null;
   try {
-    return await native.segmentLoad(core.storage.snapshotPath(rec.snapshot));
+    return await native.segmentLoad(core.storage.snapshotPath(rec.snapshot), rec.checksum);
   } catch (e) {
     const code = (e as SableError).code;
     if (code === 'snapshot_missing' || code === 'snapshot_corrupt') return null;

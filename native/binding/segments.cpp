@@ -1,6 +1,8 @@
 // Segment entry points. Segments live in one process-wide registry keyed by integer handles, so
 // every worker thread (each its own N-API environment) reaches the same in-memory index: no copy
 // per worker. Long work (index builds, snapshots, batches) runs on AsyncWorkers.
+#include <charconv>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 
@@ -360,19 +362,38 @@ Napi::Value segment_absorb(const Napi::CallbackInfo& info) {
   });
 }
 
+// Snapshot checksums cross the boundary as 16 hex digits: exact (a double is not), and plain to store.
+std::string checksum_hex(uint64_t c) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(c));
+  return out;
+}
+
 Napi::Value segment_save(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     std::string path = string_arg(info, 1, "path");
-    return queue(new Task(info.Env(), [seg, path] { seg->save(path); }, [](Napi::Env env) { return env.Undefined(); }));
+    auto written = std::make_shared<uint64_t>(0);
+    return queue(new Task(info.Env(), [seg, path, written] { *written = seg->save(path); },
+                          [written](Napi::Env env) -> Napi::Value { return Napi::String::New(env, checksum_hex(*written)); }));
   });
 }
 
+// segmentLoad(path, checksum?): with a checksum, only the snapshot that save answered it for.
 Napi::Value segment_load(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     std::string path = string_arg(info, 0, "path");
+    std::shared_ptr<uint64_t> expected;
+    if (info.Length() > 1 && !info[1].IsUndefined()) {
+      std::string hex = string_arg(info, 1, "checksum");
+      uint64_t value = 0;
+      auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);
+      if (ec != std::errc() || end != hex.data() + hex.size() || hex.size() != 16)
+        throw sable::Error(Code::invalid_argument, "checksum must be 16 hex digits");
+      expected = std::make_shared<uint64_t>(value);
+    }
     auto loaded = std::make_shared<std::shared_ptr<Segment>>();
-    return queue(new Task(info.Env(), [loaded, path] { *loaded = Segment::load(path); },
+    return queue(new Task(info.Env(), [loaded, path, expected] { *loaded = Segment::load(path, expected.get()); },
                           [loaded](Napi::Env env) -> Napi::Value {
                             return Napi::Number::New(env, register_segment(*loaded));
                           }));

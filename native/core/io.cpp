@@ -57,7 +57,7 @@ void Writer::bytes(const void* p, size_t n) {
   carried_ = n - whole;
 }
 
-void Writer::commit() {
+uint64_t Writer::commit() {
   hash_ = checksum(carry_, carried_, hash_);
   carried_ = 0;
   if (std::fwrite(&hash_, 8, 1, f_) != 1 || std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0)
@@ -66,6 +66,7 @@ void Writer::commit() {
   f_ = nullptr;
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw Error(Code::io_error, "cannot rename snapshot to " + path_);
   committed_ = true;
+  return hash_;
 }
 
 Reader::Reader(const std::string& path) {
@@ -98,6 +99,7 @@ Reader::Reader(const std::string& path) {
   std::memcpy(&stored, data_.data() + end_, 8);
   if (checksum(data_.data() + pos_, end_ - pos_, kChecksumSeed) != stored)
     throw Error(Code::snapshot_corrupt, "snapshot " + path + " fails its checksum");
+  checksum_ = stored;
 }
 
 size_t Reader::checked_count(uint64_t n, size_t elem) {

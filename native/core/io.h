@@ -42,7 +42,8 @@ class Writer {
     u64(v.size());
     bytes(v.data(), v.size() * sizeof(T));
   }
-  void commit();
+  // Returns the checksum written, which names this snapshot: a reader can ask for exactly it.
+  uint64_t commit();
 
  private:
   std::string path_, tmp_;
@@ -79,12 +80,14 @@ class Reader {
   }
   bool at_end() const { return pos_ == end_; }
   uint32_t version() const { return version_; }
+  uint64_t stored_checksum() const { return checksum_; }
 
  private:
   size_t checked_count(uint64_t n, size_t elem);
   std::vector<uint8_t> data_;
   size_t pos_ = 0, end_ = 0;
   uint32_t version_ = 0;
+  uint64_t checksum_ = 0;
 };
 
 // Checksum of a byte range, continuing from `seed`.

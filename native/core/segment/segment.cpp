@@ -324,7 +324,7 @@ Segment::Reconciled Segment::reconcile(const int64_t* members, size_t n) {
   return out;
 }
 
-void Segment::save(const std::string& path) const {
+uint64_t Segment::save(const std::string& path) const {
   std::shared_lock lock(mu_);
   Writer w(path);
   w.u64(store_.dim());
@@ -345,11 +345,13 @@ void Segment::save(const std::string& path) const {
     w.u8(uint8_t(index_type_));
     index_->save(w);
   }
-  w.commit();
+  return w.commit();
 }
 
-std::shared_ptr<Segment> Segment::load(const std::string& path) {
+std::shared_ptr<Segment> Segment::load(const std::string& path, const uint64_t* expected) {
   Reader r(path);
+  if (expected && r.stored_checksum() != *expected)
+    throw Error(Code::snapshot_corrupt, "snapshot " + path + " is not the one this partition wrote (another checksum)");
   size_t dim = r.u64();
   uint8_t metric = r.u8();
   if (dim == 0 || dim > 65536 || metric > uint8_t(Metric::Cosine)) throw Error(Code::snapshot_corrupt, "snapshot header is invalid");

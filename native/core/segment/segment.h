@@ -96,8 +96,10 @@ class Segment {
   Reconciled reconcile(const int64_t* members, size_t n);
 
   // Snapshot of vectors, ids, tombstones, columns and the index.
-  void save(const std::string& path) const;
-  static std::shared_ptr<Segment> load(const std::string& path);
+  // Returns the snapshot's checksum; load refuses a file whose checksum is not `expected` (when
+  // given), so a valid snapshot of another partition or an older one is never taken for this one.
+  uint64_t save(const std::string& path) const;
+  static std::shared_ptr<Segment> load(const std::string& path, const uint64_t* expected = nullptr);
 
  private:
   void search_locked(const float* prepared, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
