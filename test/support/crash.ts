@@ -40,7 +40,7 @@ export async function eachLimited<T>(items: T[], width: number, work: (item: T) 
 }
 
 /** Cosine distance, as the service scores a cosine dataset. */
-function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
+export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;
   let na = 0;
   let nb = 0;
