@@ -31,6 +31,7 @@ import { GitHubConnector } from '../ingest/connectors/github.js';
 import { GoogleTokens } from '../ingest/connectors/google-auth.js';
 import { GitLabConnector } from '../ingest/connectors/gitlab.js';
 import { JiraConnector } from '../ingest/connectors/jira.js';
+import { redacting } from '../ingest/connectors/redacting.js';
 import { S3Connector } from '../ingest/connectors/s3.js';
 import { WebConnector } from '../ingest/connectors/web.js';
 import { DocumentService } from '../ingest/documents/service.js';
@@ -123,7 +124,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   });
   const connectionTokens: ConnectionTokens = connections;
   const google = new GoogleTokens(config.ingest.googleTokenUrl, connectionTokens);
-  const connectors: Connectors = {
+  const connectors: Connectors = redacting({
     file_upload: new FileUploadConnector(jobs, objects, config.ingest.maxFileBytes),
     s3: new S3Connector(sourceStaging, config.ingest.allowPrivateNetwork),
     github: new GitHubConnector(sourceStaging, config.ingest.githubApp),
@@ -133,7 +134,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     jira: new JiraConnector(sourceStaging, config.ingest.atlassianApiUrl, connectionTokens),
     confluence: new ConfluenceConnector(sourceStaging, config.ingest.atlassianApiUrl, config.ingest.allowPrivateNetwork, connectionTokens),
     web: new WebConnector({ stagingDir: sourceStaging, allowPrivateNetwork: config.ingest.allowPrivateNetwork, parse, politenessMs: config.ingest.webPolitenessMs }),
-  };
+  }, (org, id) => connections.secretsOf(org, id));
   const sourceStore = new SourceStore(store, secrets);
   const scheduleStore = new ScheduleRecords(store);
   const documentStore = new DocumentStore(store);

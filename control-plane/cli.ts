@@ -5,7 +5,7 @@
  * unknown command or flag, or a bad value, exits 2 with a message naming it.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ControlStore } from '../catalog/store.js';
 import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
@@ -36,8 +36,8 @@ Run \`sable serve --help\` or \`sable keys --help\` for their flags.`,
     return `usage: sable serve [flags]
 
 Runs the HTTP service. The first start on an empty data directory creates the organization
-\`default\` and an admin key, prints it once and writes it to DATA_DIR/admin.key (0600) before
-the service listens; then it prints \`sable listening on http://HOST:PORT\`.
+\`default\` and an admin key, writes it to DATA_DIR/admin.key (0600) and prints where (never the
+key itself) before the service listens; then it prints \`sable listening on http://HOST:PORT\`.
 Each flag can be given as its environment variable instead; a flag wins over the variable.
 
 ${'flag'.padEnd(36)}${'variable'.padEnd(34)}what it does
@@ -78,9 +78,8 @@ async function main(argv: string[]): Promise<number> {
     if (sub !== undefined) throw usage(`sable serve takes no argument '${sub}'`);
     const config = loadConfig(flags, process.env);
     const service = await startService(config);
-    if (service.createdAdminKey) {
-      console.log(`admin key (shown once, also written to ${config.dataDir}/admin.key): ${service.createdAdminKey}`);
-    }
+    // Where the key is, never the key: output ends up in logs, and no log line may carry a secret.
+    if (service.createdAdminKey) console.log(`admin key of organization default written to ${join(config.dataDir, 'admin.key')} (mode 0600)`);
     console.log(`sable listening on ${service.url}`);
     console.error(`sable: http adapter ${service.adapter}, uploads at ${service.uploadUrl}, data directory ${config.dataDir}`);
     const stop = () => void service.close().then(() => process.exit(0));

@@ -68,14 +68,18 @@ export const ScheduleCreate = Type.Object({
 });
 export type ScheduleCreate = Static<typeof ScheduleCreate>;
 
-export const SchedulePatch = Type.Object({
-  cron: Type.Optional(Cron),
-  timezone: Type.Optional(TimeZone),
-  enabled: Type.Optional(Type.Boolean()),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  metadata: Type.Optional(Metadata),
-  resume_state: Type.Optional(Metadata),
-});
+// Closed: a field a patch cannot change (org_id, source_id, dataset_id) is refused, not ignored.
+export const SchedulePatch = Type.Object(
+  {
+    cron: Type.Optional(Cron),
+    timezone: Type.Optional(TimeZone),
+    enabled: Type.Optional(Type.Boolean()),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    metadata: Type.Optional(Metadata),
+    resume_state: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
 export type SchedulePatch = Static<typeof SchedulePatch>;
 
 // ------------------------------------------------------------------ answers

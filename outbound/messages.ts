@@ -40,3 +40,22 @@ export function clip(s: string): string {
 export function redact(message: string, key: string | undefined): string {
   return key ? message.split(key).join('[redacted]') : message;
 }
+
+/**
+ * `text` without the credentials of an Authorization header: the header, its token, and for
+ * Basic auth the decoded user:password and the password. For a service's words quoted back in
+ * an error, before they are clipped (a clipped credential would no longer match).
+ */
+export function withoutCredentials(text: string, authorization: string | undefined): string {
+  if (!authorization) return text;
+  const forms = [authorization];
+  const m = /^(Basic|Bearer)\s+(\S+)$/i.exec(authorization);
+  if (m) {
+    forms.push(m[2]);
+    if (m[1].toLowerCase() === 'basic') {
+      const pair = Buffer.from(m[2], 'base64').toString('utf8');
+      forms.push(pair, pair.slice(pair.indexOf(':') + 1));
+    }
+  }
+  return forms.filter((f) => f.length >= 6).sort((a, b) => b.length - a.length).reduce((t, f) => redact(t, f), text);
+}

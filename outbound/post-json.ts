@@ -69,7 +69,8 @@ export async function postJson(
         throw new OutboundError('upstream_error', `${label} returned a body that is not JSON`);
       }
     }
-    const detail = providerMessage(text);
+    // Redacted before providerMessage clips it: a key cut in two would no longer match.
+    const detail = providerMessage(redact(text, apiKey));
     const message = redact(`${label} returned HTTP ${status}${detail ? `: ${detail}` : ''}`, apiKey);
     last = new OutboundError(status === 429 ? 'rate_limited' : 'upstream_error', message, status, retryAfter ?? undefined);
     if (status !== 429 && status < 500) throw last;

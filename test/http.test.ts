@@ -49,7 +49,8 @@ for (const adapter of ['uws', 'node'] as const) {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('first start creates the admin key, printed once and written 0600', () => {
+    // `sable serve` prints where the key is, never the key (test/isolation.test.ts reads its output).
+    it('first start creates the admin key, written 0600 and handed to the embedding code', () => {
       expect(svc.createdAdminKey).toBe(admin);
       expect(admin).toMatch(/^sable_[0-9a-f]{64}$/);
       expect(statSync(join(dir, 'admin.key')).mode & 0o777).toBe(0o600);

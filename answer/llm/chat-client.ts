@@ -4,6 +4,8 @@
  * deltas, usage when the server reports it. Failures are typed so the caller can degrade:
  * a timeout, a rate limit (with its Retry-After), a server error, an unreadable answer.
  */
+import { redact } from '../../outbound/messages.js';
+
 export interface ChatSettings {
   /** Base URL, e.g. https://api.openai.com/v1 (the client posts to {url}/chat/completions). */
   url: string;
@@ -96,7 +98,9 @@ async function* exchange(
     throw new ChatError('rate_limited', 'the model endpoint answered 429 (rate limited)', Number.isFinite(after) ? after : undefined);
   }
   if (!res.ok) {
-    const text = (await res.text().catch(() => '')).slice(0, 200);
+    // The key is cut out before the text is clipped (a clipped key would not match): endpoints
+    // such as OpenAI's quote the key they refused, and this message reaches runs and sessions.
+    const text = redact(await res.text().catch(() => ''), apiKey).slice(0, 200);
     throw new ChatError(res.status >= 500 ? 'server_error' : 'bad_answer', `the model endpoint answered ${res.status}${text ? `: ${text}` : ''}`);
   }
   if (!res.body) throw new ChatError('bad_answer', 'the model endpoint sent no body');

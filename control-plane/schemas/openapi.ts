@@ -27,6 +27,9 @@ export function openApiDocument(routes: readonly Route[], schemas: Record<string
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
       ...(r.auth === 'none' ? { security: [] } : r.auth === 'session' ? { security: [{ sessionToken: [] }] } : {}),
+      // The role is not expressible in OpenAPI security: spelled out for clients and for the
+      // isolation test, which checks every admin route against a member key.
+      'x-sable-auth': r.auth,
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
       ...(r.streamContent ? { requestBody: { required: true, content: Object.fromEntries(Object.entries(r.streamContent).map(([t, schema]) => [t, { schema }])) } } : {}),
       responses,

@@ -10,6 +10,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SecretStore } from '../../catalog/secrets/store.js';
 import { badRequest, SableError } from '../../errors/codes.js';
+import { redact } from '../../outbound/messages.js';
 import type { ConnectionTokens } from '../connectors/connector.js';
 import { extraAuthorizeParams, scopesFor, type Provider, type ProviderSettings } from './providers.js';
 import type { ConnectionRecord, ConnectionStore } from './store.js';
@@ -27,6 +28,8 @@ interface Grant {
 }
 
 const CONSENT_WINDOW_MS = 15 * 60_000;
+/** Form fields of token, refresh and revocation requests that hold secrets. */
+const SECRET_FORM_FIELDS = ['code', 'code_verifier', 'client_secret', 'refresh_token', 'token'];
 /** A token this close to its expiry is refreshed before it is handed out. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
 const TIMEOUT_MS = 15_000;
@@ -151,6 +154,14 @@ export class ConnectionService implements ConnectionTokens {
     return running;
   }
 
+  /** The tokens of a connection's grant (none without one): what errors of its sources must not repeat. */
+  secretsOf(orgId: string, id: string): string[] {
+    const c = this.store.get(orgId, id);
+    if (!c?.tokens) return [];
+    const grant = this.grant(c);
+    return grant.refresh_token ? [grant.access_token, grant.refresh_token] : [grant.access_token];
+  }
+
   private async refresh(c: ConnectionRecord): Promise<string> {
     const grant = this.grant(c);
     const p = this.provider(c.provider);
@@ -218,7 +229,12 @@ export class ConnectionService implements ConnectionTokens {
     } catch {
       // A non-JSON answer is described by its status.
     }
-    if (!res.ok) throw new Error(`${res.status} ${typeof body.error === 'string' ? body.error : ''}${typeof body.error_description === 'string' ? ` (${body.error_description})` : ''}`.trim());
+    if (!res.ok) {
+      const said = `${res.status} ${typeof body.error === 'string' ? body.error : ''}${typeof body.error_description === 'string' ? ` (${body.error_description})` : ''}`.trim();
+      // A provider may quote the request in its refusal: the message is kept on the connection,
+      // shown by the API and logged, so the secrets sent are cut out of it.
+      throw new Error(SECRET_FORM_FIELDS.reduce((m, f) => ((form[f]?.length ?? 0) >= 6 ? redact(m, form[f]) : m), said));
+    }
     return body;
   }
 }

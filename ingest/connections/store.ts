@@ -3,9 +3,13 @@
  * tokens sealed under the organization-secrets key (never answered), and while consent is pending
  * the PKCE verifier and the state that the callback finds it by.
  *
- *   connections       [org, id] -> ConnectionRecord
- *   connection_states [state]   -> [org, id]
+ *   connections       [org, id]       -> ConnectionRecord
+ *   connection_states [sha256(state)] -> [org, id]
+ *
+ * States are found by their hash, as API keys are: a lookup by the state itself would compare it,
+ * a secret the callback presents, byte by byte against stored ones (timing).
  */
+import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { Sealed } from '../../catalog/secrets/store.js';
 import type { ControlStore } from '../../catalog/store.js';
@@ -45,7 +49,7 @@ export class ConnectionStore {
   }
 
   byState(state: string): ConnectionRecord | undefined {
-    const key = this.states.get(state);
+    const key = this.states.get(stateKey(state));
     return key ? this.db.get(key) : undefined;
   }
 
@@ -56,15 +60,19 @@ export class ConnectionStore {
   async put(c: ConnectionRecord, previousState?: string | null): Promise<void> {
     await this.store.write(() => {
       this.db.put([c.org_id, c.id], { ...c, updated_at: new Date().toISOString() });
-      if (previousState && previousState !== c.pending?.state) this.states.remove(previousState);
-      if (c.pending) this.states.put(c.pending.state, [c.org_id, c.id]);
+      if (previousState && previousState !== c.pending?.state) this.states.remove(stateKey(previousState));
+      if (c.pending) this.states.put(stateKey(c.pending.state), [c.org_id, c.id]);
     });
   }
 
   async remove(c: ConnectionRecord): Promise<void> {
     await this.store.write(() => {
       this.db.remove([c.org_id, c.id]);
-      if (c.pending) this.states.remove(c.pending.state);
+      if (c.pending) this.states.remove(stateKey(c.pending.state));
     });
   }
+}
+
+function stateKey(state: string): string {
+  return createHash('sha256').update(state).digest('hex');
 }

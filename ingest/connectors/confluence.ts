@@ -7,6 +7,7 @@
  * Every request passes the private-address guard (base_url is the user's).
  */
 import type { StagedFile } from '../../storage/object-store.js';
+import { withoutCredentials } from '../../outbound/messages.js';
 import { open, readBody, WebError } from '../../outbound/web-client.js';
 import type { ConnectionTokens, Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { mediaTypeOf } from './media-types.js';
@@ -154,7 +155,7 @@ export class ConfluenceConnector implements Connector {
     const text = (await readBody(res, 50 * MB)).toString('utf8');
     if (status === 401) throw new WebError('Confluence refused the credentials (401): check the username and API token, or the token', status);
     if (status === 403) throw new WebError(`the credentials may not read ${path.split('?')[0]} (403)`, status);
-    if (status !== 200) throw new WebError(`Confluence answered ${status} for ${path.split('?')[0]}: ${text.slice(0, 200)}`, status);
+    if (status !== 200) throw new WebError(`Confluence answered ${status} for ${path.split('?')[0]}: ${withoutCredentials(text, auth.authorization).slice(0, 200)}`, status);
     return JSON.parse(text);
   }
 

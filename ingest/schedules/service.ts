@@ -86,9 +86,12 @@ export class ScheduleService {
     const next = await this.store.update(id, (s) => {
       const enabled = p.enabled ?? s.enabled;
       const timing = p.cron !== undefined || p.timezone !== undefined || (enabled && !s.enabled);
+      // Field by field: the body spread into the record could set its org_id.
       return {
         ...s,
-        ...p,
+        name: p.name ?? s.name,
+        metadata: p.metadata ?? s.metadata,
+        resume_state: p.resume_state ?? s.resume_state,
         cron,
         timezone,
         enabled,

@@ -51,7 +51,8 @@ export class HttpRerankProvider implements RerankProvider {
     }
 
     if (status < 200 || status > 299) {
-      const detail = providerMessage(text);
+      // Redacted before providerMessage clips it: a key cut in two would no longer match.
+      const detail = providerMessage(this.redact(text, key));
       const msg = this.redact(`${this.name} rerank returned HTTP ${status}${detail ? `: ${detail}` : ''}`, key);
       throw new RerankError(status === 429 ? 'rate_limited' : 'upstream_error', msg, status);
     }
