@@ -111,8 +111,9 @@ class NetConn implements Conn {
       this.headerEnd = -1;
       const d = this.done;
       this.done = null;
-      // Copy only what the caller keeps (the socket's chunks are otherwise dropped).
-      d?.(null, this.status, this.wantBody ? Buffer.from(body) : null);
+      // Copy only what the caller keeps (the socket's chunks are otherwise dropped); an error's
+      // body always, so a caller can tell which error it was.
+      d?.(null, this.status, this.wantBody || this.status >= 400 ? Buffer.from(body) : null);
     }
   }
 
