@@ -110,7 +110,9 @@ export class AnswerService {
     const budget = new Budget({
       maxSteps: mode === 'fast' ? 1 : (b.max_steps ?? this.s.defaultMaxSteps),
       maxTokens: this.s.maxTokens,
-      deadlineMs: (b.deadline_seconds ?? this.s.defaultDeadlineSeconds) * 1000,
+      // Whole milliseconds: AbortSignal.timeout throws on a fraction (deadline_seconds 13.7), and
+      // thrown here the run stayed registered as running for ever (and held shutdown).
+      deadlineMs: Math.round((b.deadline_seconds ?? this.s.defaultDeadlineSeconds) * 1000),
     });
     const signal = AbortSignal.any([run.abort.signal, budget.deadline]);
     const work: Work = {

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../dist/engine/index.js';
 import { SearchPool } from '../dist/workers/index.js';
+import { SearchBatcher } from '../dist/workers/search-batcher.js';
 import { clustered, row } from './support/data.js';
 
 const DIM = 32;
@@ -59,6 +60,13 @@ describe('concurrency', async () => {
       // A bad query fails alone; the others of its turn answer.
       const mixed = await Promise.allSettled([single.search(ds, row(data, DIM, 1), { topK: 3 }), single.search(ds, new Float32Array(DIM + 1), { topK: 3 }), single.search(ds, row(data, DIM, 2), { topK: 3 })]);
       expect(mixed.map((m) => m.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      // Options the binding refuses before it starts (it throws, where a search rejects): the
+      // batch's turn ran them in a setImmediate callback, and the throw ended the process.
+      const batcher = new SearchBatcher(2);
+      const { handles, options } = ds.plan({ topK: 3 });
+      const refused = await Promise.allSettled([batcher.search(handles, row(data, DIM, 3), { ...options, nprobe: 2e9 }), batcher.search(handles, row(data, DIM, 4), options)]);
+      expect(refused.map((m) => m.status)).toEqual(['rejected', 'fulfilled']);
+      expect((refused[0] as PromiseRejectedResult).reason.message).toMatch(/out of range/);
     } finally {
       await single.close();
     }

@@ -59,4 +59,18 @@ describe('Parquet footers and one-row-group files', () => {
   it('refuses what is not a Parquet footer', async () => {
     await expect(readFooter(inMemory(new TextEncoder().encode('not a parquet file at all')))).rejects.toThrow(/magic/);
   });
+
+  it('reads booleans of a map as a byte each, and refuses collections longer than their bytes', () => {
+    // Field 1, a map of 2 booleans to booleans: compact Thrift writes each of them as one byte.
+    const map = Uint8Array.from([0x1b, 0x02, 0x11, 1, 2, 2, 1, 0]);
+    const s = new Reader(map).struct();
+    expect((s.get(1)!.value as { entries: unknown[] }).entries).toEqual([[true, false], [false, true]]);
+    const w = new Writer();
+    w.struct(s);
+    expect(Array.from(w.bytes())).toEqual(Array.from(map));
+    // 2^48 of them in a footer of a few bytes (it once looped, allocating, until memory ran out).
+    const varint = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01];
+    expect(() => new Reader(Uint8Array.from([0x1b, ...varint, 0x11, 0])).struct()).toThrow(/more than the data holds/);
+    expect(() => new Reader(Uint8Array.from([0x19, 0xfc, ...varint, 0])).struct()).toThrow(/more than the data holds/);
+  });
 });

@@ -62,7 +62,16 @@ export class SearchBatcher {
     const dim = waiting[0]!.query.length;
     const queries = new Float32Array(dim * waiting.length);
     for (let i = 0; i < waiting.length; i++) queries.set(waiting[i]!.query, i * dim);
-    searchShardBatchAsync(g.handles, queries, g.options).then(
+    let pending: Promise<NativeResult[]>;
+    try {
+      pending = searchShardBatchAsync(g.handles, queries, g.options);
+    } catch (e) {
+      // The binding refuses some options before it starts (a knob out of its range): thrown
+      // from this check-phase callback it would end the process, so these queries fail instead.
+      for (const w of waiting) w.reject(e);
+      return;
+    }
+    pending.then(
       (results) => {
         for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(results[i]!);
       },

@@ -46,6 +46,7 @@ export class SearchPool {
     if (!(query instanceof Float32Array) || query.length !== ds.dim) {
       throw new SableError('invalid_argument', `the query must be a Float32Array of ${ds.dim} values`);
     }
+    ds.checkQuery(query);
     const t0 = performance.now();
     const shards: number[][] = [];
     for (let i = 0; i < plan.handles.length; i += this.partitionsPerShard) {

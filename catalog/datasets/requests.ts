@@ -7,10 +7,13 @@ import { StringEnum } from '../json-schema.js';
 const SchemaField = Type.Object({ name: Type.String(), type: Type.String() });
 const SchemaList = Type.Array(SchemaField);
 
+/** The engine takes search and build knobs up to this (larger ones failed every later search). */
+export const MAX_KNOB = 1_000_000;
+
 export const TuningFields = {
-  nlist: Type.Optional(Type.Integer({ minimum: 1 })),
-  nprobe_min: Type.Optional(Type.Integer({ minimum: 1 })),
-  nprobe_max: Type.Optional(Type.Integer({ minimum: 1 })),
+  nlist: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
+  nprobe_min: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
+  nprobe_max: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
 };
 
 export const CreateDataset = Type.Object({
@@ -23,7 +26,9 @@ export const CreateDataset = Type.Object({
       provider: Type.Optional(Type.String()),
       model: Type.Optional(Type.String()),
       secret_ref: Type.Optional(Type.String()),
-      dim: Type.Optional(Type.Integer({ minimum: 1 })),
+      // The dataset's dimension when `dim` is absent: the engine's bound applies (past it the
+      // record was accepted and its provisioning failed in the background, for ever).
+      dim: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
     }),
   ),
   hybrid: Type.Optional(Type.Boolean()),

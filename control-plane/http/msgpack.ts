@@ -19,7 +19,8 @@ export function decodeMsgpack(body: Buffer): unknown {
   const o = value as { query?: unknown; vectors?: { values?: unknown }[] };
   if (o && typeof o === 'object') {
     if (o.query !== undefined) o.query = toFloat32(o.query, 'query');
-    if (Array.isArray(o.vectors)) o.vectors.forEach((v, i) => v && (v.values = toFloat32(v.values, `vectors[${i}].values`)));
+    // Items that are not objects are left for the schema to refuse (a property set on a string threw: a 500).
+    if (Array.isArray(o.vectors)) o.vectors.forEach((v, i) => v && typeof v === 'object' && (v.values = toFloat32(v.values, `vectors[${i}].values`)));
   }
   return value;
 }

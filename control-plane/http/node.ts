@@ -2,10 +2,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { tooLarge, type Handler, type HttpServer, type Response, type ServerOptions } from './types.js';
+import { json, tooLarge, type Handler, type HttpServer, type Response, type ServerOptions } from './types.js';
 
 export function createNodeServer(handler: Handler, opts: ServerOptions): HttpServer {
-  const server = createServer((req, res) => {
+  // node:http answers an HTTP/1.1 request without Host with a bare 400 of its own: the handler
+  // below answers it instead, with the API's error body.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const startedAt = process.hrtime.bigint();
     const gone = new AbortController();
     res.once('close', () => {
@@ -13,7 +15,14 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
     });
     const send = (out: Response) => {
       if (res.headersSent || res.destroyed) return;
-      res.writeHead(out.status, out.headers);
+      try {
+        res.writeHead(out.status, out.headers);
+      } catch {
+        // A header value node:http refuses: thrown from this promise callback it ended the process.
+        if (out.body instanceof Readable) out.body.destroy();
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal","message":"internal error"}');
+        return;
+      }
       if (out.body instanceof Readable) {
         out.body.pipe(res);
         res.once('close', () => (out.body as Readable).destroy());
@@ -22,6 +31,11 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
       }
       res.end(out.status === 204 ? undefined : out.body);
     };
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      res.setHeader('connection', 'close');
+      send(json(400, { error: 'invalid_request', message: 'an HTTP/1.1 request needs a Host header' }));
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = (req.method ?? 'GET').toUpperCase();
     const headersOf = () => {
@@ -76,6 +90,16 @@ export function createNodeServer(handler: Handler, opts: ServerOptions): HttpSer
         signal: gone.signal,
       }).then(send, () => send({ status: 500, body: '{"error":"internal","message":"internal error"}' }));
     });
+  });
+  // Bytes node:http cannot parse as a request get the API's error body, not its bare 400.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const [status, message] =
+      err.code === 'HPE_HEADER_OVERFLOW' ? ['431 Request Header Fields Too Large', 'the request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? ['408 Request Timeout', 'the request did not arrive in time']
+      : ['400 Bad Request', `the request is not valid HTTP (${err.code ?? err.message})`];
+    const body = JSON.stringify({ error: 'invalid_request', message });
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   });
   server.keepAliveTimeout = 65_000;
   return {

@@ -78,6 +78,14 @@ export type Authenticate = (req: Request) => Caller | undefined;
 
 type Match = { route: Compiled; params: Record<string, string> } | { methods: string[] } | undefined;
 
+/**
+ * Path parameters name records kept in LMDB, whose keys hold at most 1978 bytes: a longer one
+ * threw from the lookup (a 500). Signed tokens (an upload URL's, a preview_ref) are no keys: they
+ * carry their own data, as long as it is, and their signature decides.
+ */
+const MAX_PARAM_BYTES = 1536;
+const SIGNED_PARAMS = new Set(['token', 'ref']);
+
 /** Paths remembered with their match: clients call the same few paths over and over. */
 const MATCH_CACHE_SIZE = 512;
 
@@ -163,6 +171,9 @@ export class Router {
         if (route.auth === 'admin' && found.role !== 'admin') throw new SableError('insufficient_role', 'this operation needs an admin key');
         caller = found;
       }
+      for (const name of route.paramNames) {
+        if (!SIGNED_PARAMS.has(name) && Buffer.byteLength(params[name]!) > MAX_PARAM_BYTES) throw new SableError('not_found', `${name} is longer than ${MAX_PARAM_BYTES} bytes: there is no such resource`);
+      }
       const type = contentType(req);
       const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route, type) : undefined;
       const msgpack = route.msgpack === true && (type === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
@@ -186,17 +197,48 @@ function contentType(req: Request): string {
 
 function parseBody(req: Request, route: Route, type: string): unknown {
   if (route.accepts?.includes(type)) return req.body;
-  if (type === MSGPACK && route.msgpack) return decodeMsgpack(req.body);
+  if (type === MSGPACK && route.msgpack) return shallow(decodeMsgpack(req.body));
   if (type !== 'application/json') {
     const accepted = ['application/json', ...(route.msgpack ? [MSGPACK] : []), ...(route.accepts ?? [])].join(' or ');
     throw new SableError('unsupported_media_type', `content type '${type}' is not accepted here (send ${accepted})`);
   }
   if (req.body.length === 0) return {};
+  let value: unknown;
   try {
-    return route.vectorField ? parseJsonWithVector(req.body, route.vectorField) : JSON.parse(req.body.toString('utf8'));
+    value = route.vectorField ? parseJsonWithVector(req.body, route.vectorField) : JSON.parse(req.body.toString('utf8'));
   } catch {
     throw badRequest('the body is not valid JSON');
   }
+  return shallow(value);
+}
+
+/**
+ * Bodies nested deeper than this are refused: what a route keeps (metadata, configs, resume
+ * state) is encoded and answered by code that recurses, and some thousands of levels overflow
+ * its stack. No body of the API needs more than a handful.
+ */
+const MAX_BODY_DEPTH = 64;
+
+/** `value` when it is nested at most MAX_BODY_DEPTH levels deep (typed arrays are leaves). */
+function shallow(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const stack: unknown[] = [value];
+  const depths: number[] = [1];
+  while (stack.length > 0) {
+    const v = stack.pop() as Record<string, unknown> | unknown[];
+    const depth = depths.pop()!;
+    if (depth > MAX_BODY_DEPTH) throw badRequest(`the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+    if (ArrayBuffer.isView(v)) continue;
+    const items = Array.isArray(v) ? v : Object.values(v);
+    for (let i = 0; i < items.length; i++) {
+      const x = items[i];
+      if (typeof x === 'object' && x !== null) {
+        stack.push(x);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return value;
 }
 
 /** `/v1/datasets/...` is the legacy form of `/datasets/...`. */

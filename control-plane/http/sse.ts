@@ -20,6 +20,8 @@ export interface SseChunk {
 /** Something that replays its chunks after a seq and sends new ones until its last. */
 export interface ChunkSource {
   attach(after: number, listener: (c: SseChunk) => void): () => void;
+  /** False once the last chunk was sent: nothing new will come. */
+  readonly running: boolean;
 }
 
 export function frame(c: SseChunk): string {
@@ -38,6 +40,12 @@ export function sseStream(source: ChunkSource, after: number): Readable {
       out.end();
     }
   });
+  // Resumed after the last chunk of a run that ended (after=, Last-Event-ID): nothing is left to
+  // send, and waiting for a `done` already sent kept the stream open for ever.
+  if (!ended && !source.running) {
+    ended = true;
+    out.end();
+  }
   const keepAlive = setInterval(() => out.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   keepAlive.unref();
   out.once('close', () => {

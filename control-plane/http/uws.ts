@@ -36,7 +36,14 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
       state.answer?.destroy();
     });
     const headers = request.headers;
-    const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+    const length = headers['content-length'];
+    // uWS hands any Content-Length on (-1, 1e3, abc): a buffer of a negative length threw here,
+    // in uWS's callback, and ended the process.
+    if (length !== undefined && !/^\d{1,15}$/.test(length)) {
+      respond(res, state, errorResponse(badRequest(`Content-Length '${length.slice(0, 40)}' is not a length in bytes`)), true);
+      return;
+    }
+    const declared = length !== undefined ? Number(length) : undefined;
     if (opts.streams?.(request.method, request.path)) {
       request.stream = state.stream = bodyStream(res, state, !declared && headers['transfer-encoding'] === undefined);
       dispatch(res, state, handler, request);

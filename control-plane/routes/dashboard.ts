@@ -10,6 +10,7 @@ import { badRequest } from '../../errors/codes.js';
 import type { SessionTokens } from '../auth/sessions.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
+import { headerSafe } from './documents.js';
 
 const PathInfo = Type.Object({
   source_path: Type.String(),
@@ -52,7 +53,7 @@ export function dashboardRoutes(sessions: SessionTokens, previews: SourcePreview
         const out = await previews.streamDrive(caller.orgId, params.fileId);
         return {
           status: 200,
-          headers: { 'content-type': out.contentType, 'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(out.name)}`, ...(out.size !== null ? { 'content-length': String(out.size) } : {}) },
+          headers: { 'content-type': headerSafe(out.contentType), 'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(out.name)}`, ...(out.size !== null ? { 'content-length': String(out.size) } : {}) },
           body: out.stream,
         };
       },

@@ -32,10 +32,19 @@ export function documentRoutes(datasets: DatasetService, documents: DocumentServ
         if ('redirect' in body) return { status: 302, headers: { location: body.redirect } };
         return {
           status: 200,
-          headers: { 'content-type': contentType, 'content-length': String(body.size), 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(name)}` },
+          headers: { 'content-type': headerSafe(contentType), 'content-length': String(body.size), 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(name)}` },
           body: body.stream,
         };
       },
     },
   ];
+}
+
+/**
+ * A document's content type as a header value: it comes from whoever uploaded or served the
+ * file (an upload's declared type, a bucket's metadata): a CR LF in it would end the header and
+ * start one of the uploader's choosing, and node:http throws on any character a header cannot hold.
+ */
+export function headerSafe(contentType: string | null | undefined): string {
+  return contentType && !/[^\t\u0020-\u007e\u0080-\u00ff]/.test(contentType) ? contentType : 'application/octet-stream';
 }

@@ -119,6 +119,9 @@ export function uploadRoutes(d: UploadDeps): Route[] {
           await d.objects.put(t.key, req.stream!, { exact: t.sizeBytes }, t.contentType);
         } catch (e) {
           if (e instanceof SizeMismatch) throw new SableError('forbidden', `${e.message}, as given at init`);
+          // The client left mid-body (node:http says so with ECONNRESET): not a fault of the
+          // service, which logged and counted it as a 500.
+          if (req.signal?.aborted || (e as NodeJS.ErrnoException).code === 'ECONNRESET') throw badRequest(`the upload broke off: ${(e as Error).message}`);
           throw e;
         }
         await d.jobs.updateFile(t.jobId, t.fileId, (f) => ({ ...f, uploaded_at: new Date().toISOString() }));
@@ -170,6 +173,10 @@ function receiveMultipart(
       if (name === 'validate_only') setValidateOnly(value === 'true');
     });
     parser.on('file', (name, stream, info) => {
+      // busboy destroys the part's stream with an error when the form ends early, possibly before
+      // storage has piped it anywhere: unheard, that error ended the process. The parser's own
+      // 'error' event and the storage write report it.
+      stream.on('error', () => {});
       if (failure || name !== 'files') return void stream.resume();
       if (files.length === MAX_FILES_PER_JOB) {
         stream.resume();

@@ -1,6 +1,7 @@
 /** Vector routes: insert (upsert), delete, payload, search (by vector or by text) and embed. */
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import type { Embedder } from '../../retrieval/embeddings/embedder.js';
+import { MAX_TEXT_CHARS } from '../../retrieval/embeddings/local.js';
 import * as R from '../../retrieval/requests.js';
 import type { SearchService } from '../../retrieval/search.js';
 import type { VectorWrites } from '../../retrieval/vectors.js';
@@ -74,7 +75,7 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
       description:
         `Body {text} or {texts} (1 to ${R.MAX_EMBED_TEXTS}); answers {embeddings: number[][], provider, model, dim}, one ` +
         'vector per text in order. The local model embeds texts longer than its 256-token window whole: windows cut ' +
-        'between words, averaged by their token counts, re-normalised. Provider failures answer 502 upstream_error with ' +
+        `between words, averaged by their token counts, re-normalised (up to ${MAX_TEXT_CHARS} characters a text; longer ones answer 400). Provider failures answer 502 upstream_error with ` +
         "the provider's message; a missing API key or provider setting answers 400.",
       handler: async ({ caller, params, body }) => {
         const r = datasets.get(caller.orgId, params.datasetId);

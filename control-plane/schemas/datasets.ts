@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { INDEX_TYPES, METRICS } from '../../engine/index.js';
-import { TuningFields } from '../../catalog/datasets/requests.js';
+import { MAX_KNOB, TuningFields } from '../../catalog/datasets/requests.js';
 import { StringEnum } from '../../catalog/json-schema.js';
 import { Page, Timestamp } from './common.js';
 
@@ -18,10 +18,10 @@ export const PromotionPolicy = Type.Object({
 
 export const Sla = Type.Object({
   target_p99_us: Type.Optional(Type.Integer({ minimum: 0 })),
-  min_nprobe: Type.Optional(Type.Integer({ minimum: 1 })),
+  min_nprobe: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
   max_nprobe_fraction: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-  min_beam_width: Type.Optional(Type.Integer({ minimum: 1 })),
-  max_beam_width: Type.Optional(Type.Integer({ minimum: 1 })),
+  min_beam_width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
+  max_beam_width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
 });
 
 export const IndexTypeBody = Type.Object({ index_type: Type.Optional(StringEnum(INDEX_TYPES)) });
@@ -29,7 +29,7 @@ export const IndexTypeBody = Type.Object({ index_type: Type.Optional(StringEnum(
 export const Tuning = Type.Object({
   ...TuningFields,
   m: Type.Optional(Type.Integer({ minimum: 2, maximum: 1024 })),
-  ef_construction: Type.Optional(Type.Integer({ minimum: 1 })),
+  ef_construction: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_KNOB })),
 });
 export type Tuning = Static<typeof Tuning>;
 

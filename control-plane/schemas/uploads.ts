@@ -22,9 +22,10 @@ export const UploadInit = Type.Object(
 );
 export type UploadInit = Static<typeof UploadInit>;
 
+// Ids are looked up as LMDB keys (1978 bytes at most: a longer one threw, a 500); the service's are uuids.
 export const UploadComplete = Type.Object({
-  job_id: Type.String({ minLength: 1 }),
-  file_ids: Type.Array(Type.String(), { maxItems: MAX_FILES_PER_JOB }),
+  job_id: Type.String({ minLength: 1, maxLength: 128 }),
+  file_ids: Type.Array(Type.String({ maxLength: 128 }), { maxItems: MAX_FILES_PER_JOB }),
 });
 export type UploadComplete = Static<typeof UploadComplete>;
 

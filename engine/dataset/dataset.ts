@@ -121,6 +121,11 @@ export class Dataset {
     return search.plan(this.core, opts);
   }
 
+  /** Refuses a query of another dimension, or with values no score can be computed from. */
+  checkQuery(query: Float32Array): void {
+    search.checkQuery(this.core, query, 1);
+  }
+
   /** Turns native results into hits (with metadata unless asked not to). */
   hits(result: NativeResult, includeMetadata = true): Hit[] {
     return search.hits(this.core, result, includeMetadata);

@@ -11,6 +11,7 @@ import { bytesToFloat32 } from '../storage.js';
 import type { BatchSearchOptions, Hit, Metadata, Receipt, SearchOptions } from '../types.js';
 import type { DatasetCore } from './core.js';
 import { boundNprobe, hasNprobeBounds } from './tuning.js';
+import { checkValues } from './writes.js';
 
 export const MAX_TOP_K = 10_000;
 
@@ -88,7 +89,7 @@ export function checkQuery(core: DatasetCore, q: Float32Array, exactCount: numbe
   if (exactCount === 1 ? q.length !== core.dim : q.length % core.dim !== 0) {
     throw invalid(`the query has ${q.length} values; this dataset's dimension is ${core.dim}`);
   }
-  for (let i = 0; i < q.length; i++) if (!Number.isFinite(q[i])) throw invalid('the query holds a non-finite value');
+  for (let at = 0; at < q.length; at += core.dim) checkValues(q, at, core.dim, 'the query');
 }
 
 /** nprobe and beam width of the first built index (what the tuner moves from). */

@@ -13,6 +13,22 @@ import { promoteLocked } from './partitions.js';
 
 type Located = { partition: Partition; mask: Uint8Array }[];
 
+/**
+ * Scores are computed in float32: past this squared length a distance or a dot product
+ * overflows to Infinity, a score that ranks nothing (and that JSON shows as null).
+ */
+const MAX_SQUARED_LENGTH = 1e37;
+
+/** Refuses the `dim` values of `v` from `at` when one is not finite or together they are too long. */
+export function checkValues(v: Float32Array, at: number, dim: number, what: string): void {
+  let squares = 0;
+  for (let i = at; i < at + dim; i++) {
+    if (!Number.isFinite(v[i])) throw invalid(`${what} holds a non-finite value`);
+    squares += v[i] * v[i];
+  }
+  if (squares > MAX_SQUARED_LENGTH) throw invalid(`${what} is too long to score: its squared length ${squares.toExponential(2)} is over ${MAX_SQUARED_LENGTH}`);
+}
+
 /** Inserts or replaces vectors; resolves once they are durable and searchable. */
 export async function upsert(
   core: DatasetCore,
@@ -31,9 +47,7 @@ export async function upsert(
     throw invalid('metadata must be an array with one entry per id');
   }
   checkIds(ids);
-  for (let i = 0; i < vectors.length; i++) {
-    if (!Number.isFinite(vectors[i])) throw invalid(`vector ${ids[Math.floor(i / dim)]} holds a non-finite value`);
-  }
+  for (let r = 0; r < ids.length; r++) checkValues(vectors, r * dim, dim, `vector ${ids[r]}`);
   metadata?.forEach((m, i) => checkMetadata(ids[i], m));
   return core.exclusive(() => upsertLocked(core, ids, vectors, metadata ?? []));
 }

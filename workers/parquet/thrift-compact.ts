@@ -88,21 +88,20 @@ export class Reader {
       case T.List:
       case T.Set: {
         const head = this.byte();
-        const n = head >> 4 === 15 ? Number(this.varint()) : head >> 4;
+        const n = this.count(head >> 4 === 15 ? Number(this.varint()) : head >> 4);
         const elem = (head & 15) as T;
         const items: Value[] = [];
-        // Booleans in collections are one byte each.
-        for (let i = 0; i < n; i++) items.push(elem === T.True || elem === T.False ? this.byte() === 1 : this.value(elem));
+        for (let i = 0; i < n; i++) items.push(this.element(elem));
         return { kind: 'list', elem, set: type === T.Set, items };
       }
       case T.Map: {
-        const n = Number(this.varint());
+        const n = this.count(Number(this.varint()));
         if (n === 0) return { kind: 'map', key: T.Binary, val: T.Binary, entries: [] };
         const kinds = this.byte();
         const key = (kinds >> 4) as T;
         const val = (kinds & 15) as T;
         const entries: [Value, Value][] = [];
-        for (let i = 0; i < n; i++) entries.push([this.value(key), this.value(val)]);
+        for (let i = 0; i < n; i++) entries.push([this.element(key), this.element(val)]);
         return { kind: 'map', key, val, entries };
       }
       case T.Struct:
@@ -110,6 +109,17 @@ export class Reader {
       default:
         throw new Error(`unknown Thrift type ${type}`);
     }
+  }
+
+  /** An item of a list, set or map: booleans there are one byte each, unlike struct fields. */
+  private element(type: T): Value {
+    return type === T.True || type === T.False ? this.byte() === 1 : this.value(type);
+  }
+
+  /** A collection's declared size, refused when the bytes left cannot hold that many items. */
+  private count(n: number): number {
+    if (n > this.b.length - this.pos) throw new Error(`a Thrift collection declares ${n} items, more than the data holds`);
+    return n;
   }
 
   struct(): Struct {
@@ -183,10 +193,7 @@ export class Writer {
           this.out.push(0xf0 | l.elem);
           this.varint(BigInt(n));
         }
-        for (const item of l.items) {
-          if (l.elem === T.True || l.elem === T.False) this.out.push(item ? 1 : 2);
-          else this.value(l.elem, item);
-        }
+        for (const item of l.items) this.element(l.elem, item);
         return;
       }
       case T.Map: {
@@ -195,8 +202,8 @@ export class Writer {
         if (m.entries.length === 0) return;
         this.out.push((m.key << 4) | m.val);
         for (const [k, x] of m.entries) {
-          this.value(m.key, k);
-          this.value(m.val, x);
+          this.element(m.key, k);
+          this.element(m.val, x);
         }
         return;
       }
@@ -204,6 +211,11 @@ export class Writer {
         this.struct(v as Struct);
         return;
     }
+  }
+
+  private element(type: T, v: Value): void {
+    if (type === T.True || type === T.False) this.out.push(v ? 1 : 2);
+    else this.value(type, v);
   }
 
   struct(s: Struct): void {

@@ -5,6 +5,7 @@
  * text (a scan) is an empty document.
  */
 import { ParseError, type Block, type ParsedDocument } from '../document.js';
+import { checkPdfStreams } from './pdf-guard.js';
 
 /** What this parser reads of pdfjs's text items. */
 interface TextItem {
@@ -15,6 +16,7 @@ interface TextItem {
 }
 
 export async function parsePdf(bytes: Uint8Array): Promise<ParsedDocument> {
+  checkPdfStreams(bytes);
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   let doc;
   try {
