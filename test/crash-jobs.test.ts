@@ -12,8 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { ingestClient } from './support/ingest.js';
 import { crashSeed, exactTopK, killsFor, report, seededRandom, sleep } from './support/crash.js';
-import { adminKey, client, serve, type Served } from './support/serve.js';
+import { adminKey, client, serve, succeeding, type Served } from './support/serve.js';
 
 const DIM = 16;
 const BULK_ROWS = 20_000;
@@ -59,11 +60,7 @@ describe('crash suite: background work under kill -9', () => {
     console.log(`crash jobs: seed ${seed} (SABLE_CRASH_SEED=${seed} replays the choices)`);
     let svc: Served = await serve(dir);
     const call = client(() => svc.url, adminKey(dir));
-    const ok = async (method: string, path: string, body?: unknown) => {
-      const r = await call(method, path, body);
-      expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
-      return r.body;
-    };
+    const ok = succeeding(call);
     /** A vector dataset; `text` ones take the default embedding model, for ingested text. */
     const newDataset = async (name: string, text = false) => {
       const ds = await ok('POST', '/datasets', text ? { name } : { name, dim: DIM, metric: 'cosine' });
@@ -168,16 +165,7 @@ describe('crash suite: background work under kill -9', () => {
       }
     };
 
-    const documentsOf = async (datasetId: string) => {
-      const all: { chunk_count: number }[] = [];
-      let cursor: string | null = null;
-      do {
-        const page: { documents: { chunk_count: number }[]; next_cursor: string | null } = await ok('GET', `/datasets/${datasetId}/documents?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-        all.push(...page.documents);
-        cursor = page.next_cursor;
-      } while (cursor);
-      return all;
-    };
+    const documentsOf = (datasetId: string) => ingestClient(() => svc.url, () => adminKey(dir)).documents(datasetId);
 
     const verify = async (label: string) => {
       const nearest = (id: string, query: number[], extra: object = {}) => ok('POST', `/datasets/${id}/search`, { query, top_k: 10, nprobe_override: 1_000_000, ...extra });

@@ -4,6 +4,7 @@
 // reports (printed, and written to a JSON file that `npm run test:crash` turns into its report).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { score } from './data.js';
 
 /** Kills per scenario: SABLE_CRASH_KILLS, else the short default of the scenario. */
 export function killsFor(shortDefault: number): number {
@@ -11,17 +12,8 @@ export function killsFor(shortDefault: number): number {
   return Number.isInteger(n) && n > 0 ? n : shortDefault;
 }
 
-/** A seeded generator (mulberry32): a failing round replays from the seed it prints. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded generator: a failing round replays from the seed it prints. */
+export { seeded as seededRandom } from './engine-model.mjs';
 
 export function crashSeed(): number {
   const s = Number(process.env.SABLE_CRASH_SEED);
@@ -40,17 +32,7 @@ export async function eachLimited<T>(items: T[], width: number, work: (item: T) 
 }
 
 /** Cosine distance, as the service scores a cosine dataset. */
-export function cosineDistance(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-}
+export const cosineDistance = (a: ArrayLike<number>, b: ArrayLike<number>) => score('cosine', a, b);
 
 /** The ids of the k rows nearest to `query` by cosine distance, nearest first. */
 export function exactTopK(rows: Map<number, ArrayLike<number>>, query: ArrayLike<number>, k: number): number[] {

@@ -20,7 +20,7 @@ export function row(data: Float32Array, dim: number, r: number): Float32Array {
 
 export type Metric = 'cosine' | 'l2' | 'ip';
 
-export function score(metric: Metric, a: Float32Array, b: Float32Array): number {
+export function score(metric: Metric, a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0, na = 0, nb = 0, l2 = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i] * b[i];

@@ -82,43 +82,62 @@ export async function xlsxOf(sheets: { name: string; header: string[]; rows: (st
 
 /** A zip archive (deflated entries), written by hand so a test can make one no tool would. */
 export function zipOf(entries: { name: string; data: Uint8Array }[]): Uint8Array {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
+  return rawZip(entries.map((e) => ({ name: e.name, packed: deflateRawSync(e.data), crc: crc32(e.data), declared: e.data.length })));
+}
+
+export interface RawEntry {
+  name: string;
+  packed: Buffer;
+  crc: number;
+  /** What the directory says the entry inflates to. */
+  declared: number;
+  /** Entries with the same `shared` key point at the first one's bytes (overlapping entries). */
+  shared?: string;
+}
+
+/** A zip written entry by entry, with the sizes and offsets a hostile archive declares. */
+export function rawZip(entries: RawEntry[]): Uint8Array {
+  const parts: Buffer[] = [];
+  const central: Buffer[] = [];
+  const placed = new Map<string, number>();
   let offset = 0;
   for (const e of entries) {
     const name = Buffer.from(e.name);
-    const packed = deflateRawSync(e.data);
-    const crc = crc32(e.data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    locals.push(local, name, packed);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(e.data.length, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    centrals.push(central, name);
-    offset += 30 + name.length + packed.length;
+    let at = e.shared ? placed.get(e.shared) : undefined;
+    if (at === undefined) {
+      at = offset;
+      const local = Buffer.alloc(30);
+      local.writeUInt32LE(0x04034b50, 0);
+      local.writeUInt16LE(20, 4);
+      local.writeUInt16LE(8, 8);
+      local.writeUInt32LE(e.crc >>> 0, 14);
+      local.writeUInt32LE(e.packed.length, 18);
+      local.writeUInt32LE(e.declared >>> 0, 22);
+      local.writeUInt16LE(name.length, 26);
+      parts.push(local, name, e.packed);
+      offset += 30 + name.length + e.packed.length;
+      if (e.shared) placed.set(e.shared, at);
+    }
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(20, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt16LE(8, 10);
+    c.writeUInt32LE(e.crc >>> 0, 16);
+    c.writeUInt32LE(e.packed.length, 20);
+    c.writeUInt32LE(e.declared >>> 0, 24);
+    c.writeUInt16LE(name.length, 28);
+    c.writeUInt32LE(at, 42);
+    central.push(c, name);
   }
-  const dir = Buffer.concat(centrals);
+  const dir = Buffer.concat(central);
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
   end.writeUInt16LE(entries.length, 8);
   end.writeUInt16LE(entries.length, 10);
   end.writeUInt32LE(dir.length, 12);
   end.writeUInt32LE(offset, 16);
-  return new Uint8Array(Buffer.concat([...locals, dir, end]));
+  return new Uint8Array(Buffer.concat([...parts, dir, end]));
 }
 
 /** A .docx-shaped zip whose document part inflates from kilobytes to 64 MiB of zeros. */

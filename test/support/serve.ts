@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 
 const cli = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 
@@ -35,6 +36,15 @@ export function serve(dir: string): Promise<Served> {
 /** The admin key the first start wrote. */
 export function adminKey(dir: string): string {
   return readFileSync(join(dir, 'admin.key'), 'utf8').trim();
+}
+
+/** Calls through `call` that must succeed (status < 300): resolves with the parsed body. */
+export function succeeding(call: ReturnType<typeof client>) {
+  return async (method: string, path: string, body?: unknown): Promise<any> => {
+    const r = await call(method, path, body);
+    expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).toBeLessThan(300);
+    return r.body;
+  };
 }
 
 /** A JSON client for one service and key: resolves with the status and the parsed body. */

@@ -6,7 +6,7 @@ import { constants, crc32, deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { parquetBytes } from '../../../dist/bench/bulk/parquet-writer.js';
 import { Reader, Writer } from '../../../dist/workers/parquet/thrift-compact.js';
-import { pdfOf, zipBomb, zipOf } from '../documents.js';
+import { pdfOf, rawZip, zipBomb, zipOf, type RawEntry } from '../documents.js';
 
 export interface HostileFile {
   label: string;
@@ -145,61 +145,6 @@ function zerosDeflated(mib: number): { packed: Buffer; crc: number } {
   let crc = 0;
   for (let i = 0; i < mib; i++) crc = crc32(zero, crc);
   return { packed: Buffer.concat([...Array(mib).fill(block), Buffer.from([0x03, 0x00])]), crc };
-}
-
-interface RawEntry {
-  name: string;
-  packed: Buffer;
-  crc: number;
-  /** What the directory says the entry inflates to. */
-  declared: number;
-  /** Entries with the same `shared` key point at the first one's bytes (overlapping entries). */
-  shared?: string;
-}
-
-/** A zip written entry by entry, with the sizes and offsets a hostile archive declares. */
-function rawZip(entries: RawEntry[]): Uint8Array {
-  const parts: Buffer[] = [];
-  const central: Buffer[] = [];
-  const placed = new Map<string, number>();
-  let offset = 0;
-  for (const e of entries) {
-    const name = Buffer.from(e.name);
-    let at = e.shared ? placed.get(e.shared) : undefined;
-    if (at === undefined) {
-      at = offset;
-      const local = Buffer.alloc(30);
-      local.writeUInt32LE(0x04034b50, 0);
-      local.writeUInt16LE(20, 4);
-      local.writeUInt16LE(8, 8);
-      local.writeUInt32LE(e.crc >>> 0, 14);
-      local.writeUInt32LE(e.packed.length, 18);
-      local.writeUInt32LE(e.declared >>> 0, 22);
-      local.writeUInt16LE(name.length, 26);
-      parts.push(local, name, e.packed);
-      offset += 30 + name.length + e.packed.length;
-      if (e.shared) placed.set(e.shared, at);
-    }
-    const c = Buffer.alloc(46);
-    c.writeUInt32LE(0x02014b50, 0);
-    c.writeUInt16LE(20, 4);
-    c.writeUInt16LE(20, 6);
-    c.writeUInt16LE(8, 10);
-    c.writeUInt32LE(e.crc >>> 0, 16);
-    c.writeUInt32LE(e.packed.length, 20);
-    c.writeUInt32LE(e.declared >>> 0, 24);
-    c.writeUInt16LE(name.length, 28);
-    c.writeUInt32LE(at, 42);
-    central.push(c, name);
-  }
-  const dir = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(dir.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return new Uint8Array(Buffer.concat([...parts, dir, end]));
 }
 
 const small = (name: string, text: string): RawEntry => {
