@@ -1,31 +1,86 @@
 /**
- * Compaction: sealed partitions that are small or carry tombstones are merged into one, rebuilt
- * without the deleted rows. Writes and searches go on meanwhile: a write that meets a merged
- * row tombstones it in the sources and in the target alike; the target replaces the sources in
- * one LMDB transaction and one swap of the partition list.
+ * Compaction: sealed partitions are merged into one, rebuilt without their deleted rows. Writes
+ * and searches go on meanwhile: a write that meets a merged row tombstones it in the sources and
+ * in the target alike; the target replaces the sources in one LMDB transaction and one swap of
+ * the partition list.
+ *
+ * It runs on request (`compact`) and by itself (`compactSoon`, after each seal and each write
+ * that removed sealed rows): without it every promotion adds a partition and every replaced or
+ * deleted row stays in memory and on disk, so a dataset under steady writes grows without bound.
+ * The automatic policy is size-tiered: partitions of about the same size (the same power of 4
+ * of live rows) are merged once PER_TIER of them exist, so each row is rewritten about once per
+ * tier, and a partition whose dead share reaches DEAD_SHARE is rewritten at once.
  */
 import { rmSync } from 'node:fs';
 import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import type { DatasetCore } from './core.js';
-import { saveSnapshot } from './partitions.js';
+import { saveSnapshot } from './snapshots.js';
 
-/** Resolves with the number of partitions merged (0 when nothing was worth merging). */
+const DEAD_SHARE = 0.2;
+const PER_TIER = 8;
+
+/** Merges the sealed partitions that are small or carry tombstones; resolves with how many. */
 export async function compact(core: DatasetCore): Promise<{ merged: number }> {
   core.checkOpen();
-  return core.maintenanceTurn(() => compactNow(core));
+  return core.maintenanceTurn(async () => {
+    await core.settle();
+    return merge(core, (sealed) => {
+      const chosen = sealed.filter(({ live, rows }) => live < rows || live < core.manifest.promotion.max_buffer_vectors);
+      return chosen.length >= 2 || chosen.some(({ live, rows }) => live < rows) ? chosen : [];
+    });
+  });
 }
 
-async function compactNow(core: DatasetCore): Promise<{ merged: number }> {
-  await core.settle();
+/** Queues an automatic compaction behind other maintenance, unless one is queued already. */
+export function compactSoon(core: DatasetCore): void {
+  if (core.closing || core.compactionQueued) return;
+  core.compactionQueued = true;
+  // Not tracked as background work: `settle` runs inside maintenance turns and would wait for it.
+  void core
+    .maintenanceTurn(async () => {
+      core.compactionQueued = false;
+      if (!core.closing) await merge(core, tiered);
+    })
+    .catch((e: Error) => core.fail(e));
+}
+
+/** After a write removed rows of `touched` partitions: compacts once a sealed one is dead enough. */
+export function noteRemovals(core: DatasetCore, touched: Partition[]): void {
+  const deadHeavy = touched.some((p) => p.state === 'sealed' && isDeadHeavy(native.segmentStats(p.handle)));
+  if (deadHeavy) compactSoon(core);
+}
+
+function isDeadHeavy({ live, rows }: { live: number; rows: number }): boolean {
+  return rows > 0 && rows - live >= DEAD_SHARE * rows;
+}
+
+interface Sealed {
+  partition: Partition;
+  live: number;
+  rows: number;
+}
+
+function tiered(sealed: Sealed[]): Sealed[] {
+  const chosen = sealed.filter(isDeadHeavy);
+  const tiers = new Map<number, Sealed[]>();
+  for (const s of sealed) {
+    if (chosen.includes(s)) continue;
+    const tier = Math.floor(Math.log2(Math.max(1, s.live)) / 2);
+    tiers.set(tier, [...(tiers.get(tier) ?? []), s]);
+  }
+  for (const same of tiers.values()) if (same.length >= PER_TIER) chosen.push(...same);
+  return chosen;
+}
+
+async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => Sealed[]): Promise<{ merged: number }> {
   const plan = await core.exclusive(async () => {
-    const candidates = core.partitions.filter((p) => {
-      if (p.state !== 'sealed') return false;
-      const s = native.segmentStats(p.handle);
-      return s.live < s.rows || s.live < core.manifest.promotion.max_buffer_vectors;
-    });
-    const worth = candidates.length >= 2 || candidates.some((p) => native.segmentStats(p.handle).live < p.rows);
-    if (!worth) return null;
+    if (core.closing) return null;
+    const sealed = core.partitions
+      .filter((p) => p.state === 'sealed')
+      .map((partition) => ({ partition, ...native.segmentStats(partition.handle) }));
+    const candidates = choose(sealed).map((s) => s.partition);
+    if (candidates.length === 0) return null;
     const pid = core.manifest.nextPartition++;
     await core.storage.write(() => core.storage.catalog.put(core.name, core.manifest));
     const target = new Partition(pid, native.segmentCreate(core.dim, core.manifest.metric), 'sealing');
@@ -35,21 +90,25 @@ async function compactNow(core: DatasetCore): Promise<{ merged: number }> {
   });
   if (!plan) return { merged: 0 };
   const { storage, uid } = core;
+  // Sources whose rows were all deleted leave nothing to build or keep.
+  const empty = native.segmentStats(plan.target.handle).live === 0;
   try {
-    await core.buildInTurn(plan.target.handle);
-    const snapshot = await saveSnapshot(core, plan.target);
+    if (!empty) await core.buildInTurn(plan.target.handle);
+    const snapshot = empty ? {} : await saveSnapshot(core, plan.target);
     await core.exclusive(async () => {
       const ids = native.segmentLiveIds(plan.target.handle);
+      const kept = empty ? [] : [plan.target];
       await storage.write(() => {
-        storage.putSealed(uid, { pid: plan.target.pid, state: 'sealed', ...snapshot, createdAt: Date.now() }, ids);
+        if (kept.length > 0) storage.putSealed(uid, { pid: plan.target.pid, state: 'sealed', ...snapshot, createdAt: Date.now() }, ids);
         for (const src of plan.sources) {
           storage.removePartition(uid, src.pid);
           storage.removeRange(storage.tombs, [uid, src.pid]);
         }
       });
       plan.target.state = 'sealed';
-      core.partitions = [...core.partitions.filter((p) => !plan.sources.has(p)), plan.target];
+      core.partitions = [...core.partitions.filter((p) => !plan.sources.has(p)), ...kept];
       core.compaction = null;
+      if (kept.length === 0) plan.target.release();
       for (const src of plan.sources) {
         src.release();
         if (storage.durable) rmSync(storage.snapshotPath(`${uid}-${src.pid}.seg`), { force: true });

@@ -27,6 +27,10 @@ export class DatasetCore {
   keywordBuild: Promise<KeywordIndex> | null = null;
   ageTimer: NodeJS.Timeout | null = null;
   closed = false;
+  /** Set when close or destroy starts: no automatic compaction starts after it. */
+  closing = false;
+  /** An automatic compaction waits for its maintenance turn. */
+  compactionQueued = false;
   /** When the last index build finished (null before any). */
   builtAt: string | null = null;
   /** Rebuilds asked for that wait for their turn (reported as building from the call on). */

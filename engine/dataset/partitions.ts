@@ -4,14 +4,16 @@
  * growing partition's `pending` ids; a sealed one's ids recorded at its seal minus its `tombs`);
  * snapshot files are caches of it, reconciled with it whenever they are loaded.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { SableError } from '../../errors/codes.js';
 import { columnBatches, Dictionary } from '../columns.js';
 import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import { bytesToFloat32, type Key, type PartitionRecord } from '../storage.js';
 import type { Metadata } from '../types.js';
+import { compactSoon } from './compaction.js';
 import type { DatasetCore } from './core.js';
+import { saveSnapshot, snapshotFiles } from './snapshots.js';
 
 const REBUILD_CHUNK = 8192;
 
@@ -61,14 +63,7 @@ export async function seal(core: DatasetCore, p: Partition): Promise<void> {
   });
   p.state = 'sealed';
   core.builtAt = new Date().toISOString();
-}
-
-/** Writes a partition's snapshot file (durable engines only): its name and checksum, for its record. */
-export async function saveSnapshot(core: DatasetCore, p: Partition): Promise<Pick<PartitionRecord, 'snapshot' | 'checksum'>> {
-  if (!core.storage.durable) return {};
-  const snapshot = `${core.uid}-${p.pid}.seg`;
-  const checksum = await native.segmentSave(p.handle, core.storage.snapshotPath(snapshot));
-  return { snapshot, checksum };
+  compactSoon(core);
 }
 
 /** Promotes the growing partition once its oldest row is older than the policy allows. */
@@ -204,10 +199,7 @@ async function dropOrphans(core: DatasetCore, records: PartitionRecord[]): Promi
   }
   if (!storage.durable) return;
   const snapshots = new Set(records.map((r) => r.snapshot).filter((f) => f !== undefined));
-  for (const file of readdirSync(storage.segmentsDir)) {
-    const m = /^(\d+)-(\d+)\.seg(\.tmp)?$/.exec(file);
-    if (m && Number(m[1]) === uid && !snapshots.has(file)) rmSync(storage.snapshotPath(file), { force: true });
-  }
+  for (const file of snapshotFiles(core)) if (!snapshots.has(file)) rmSync(storage.snapshotPath(file), { force: true });
 }
 
 /** Appends the stored vectors and metadata of `ids` (those still stored) to a segment. */
@@ -250,6 +242,7 @@ function staleColumns(core: DatasetCore, handle: number): boolean {
 /** Stops timers and waits for every write and background build; the dataset is unusable afterwards. */
 export async function closePartitions(core: DatasetCore): Promise<void> {
   if (core.closed) return;
+  core.closing = true;
   if (core.ageTimer) clearInterval(core.ageTimer);
   for (const release of [...core.buildHolds]) release();
   await core.quiesce();
@@ -263,7 +256,6 @@ export async function closePartitions(core: DatasetCore): Promise<void> {
 /** Removes every vector, partition and snapshot of the dataset. */
 export async function destroyPartitions(core: DatasetCore): Promise<void> {
   const { storage, uid } = core;
-  const pids = core.partitions.map((p) => p.pid);
   await closePartitions(core);
   await storage.write(() => {
     for (const db of [storage.vectors, storage.meta, storage.parts, storage.partIds, storage.pending, storage.tombs, storage.dict]) {
@@ -271,5 +263,6 @@ export async function destroyPartitions(core: DatasetCore): Promise<void> {
     }
     storage.catalog.remove(core.name);
   });
-  if (storage.durable) for (const pid of pids) rmSync(storage.snapshotPath(`${uid}-${pid}.seg`), { force: true });
+  // Every file of the dataset, also those of partitions a compaction made or dropped meanwhile.
+  if (storage.durable) for (const file of snapshotFiles(core)) rmSync(storage.snapshotPath(file), { force: true });
 }

@@ -8,6 +8,7 @@ import { columnBatches, TEXT_FIELD } from '../columns.js';
 import { native } from '../native.js';
 import type { Partition } from '../partition.js';
 import type { Metadata, Scalar } from '../types.js';
+import { noteRemovals } from './compaction.js';
 import type { DatasetCore } from './core.js';
 import { promoteLocked } from './partitions.js';
 
@@ -192,13 +193,16 @@ function recordRemovals(core: DatasetCore, located: Located, ids: Float64Array, 
 /** Tombstones the rows in the segments; returns how many ids were live in the dataset. */
 function applyRemovals(core: DatasetCore, located: Located, ids: Float64Array): number {
   const removed = new Set<number>();
+  const touched: Partition[] = [];
   for (const { partition, mask } of located) {
     const hit: number[] = [];
     for (let i = 0; i < ids.length; i++) if (mask[i]) hit.push(ids[i]);
     if (hit.length === 0) continue;
     native.segmentRemove(partition.handle, Float64Array.from(hit));
+    touched.push(partition);
     if (partition !== core.compaction?.target) for (const id of hit) removed.add(id);
   }
+  noteRemovals(core, touched);
   return removed.size;
 }
 
