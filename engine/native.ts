@@ -15,6 +15,8 @@ export interface NativeReceiptPartition {
   candidates_scored: number;
   nprobe: number;
   beam_width: number;
+  /** The index's calibrated recall@10 for the knobs used (1 for an exact scan; null: no estimate). */
+  estimated_recall: number | null;
 }
 
 export interface NativeResult {
@@ -84,6 +86,11 @@ export interface NativeAddon {
     codes: Uint8Array; stride: number; count: number; sel?: Uint32Array | null;
     w?: Float32Array; hi?: Int8Array; lo?: Int8Array; s?: number;
   }): Float32Array;
+  /**
+   * Tests: the bit-code kernel (bits_dot_u4_batch) of one variant; 64-bit words as Uint32Array
+   * pairs, low half first. out[i] = sum over k < 4 of 2^k popcount(code_i & plane_k).
+   */
+  kernelBits(isa: string, args: { planes: Uint32Array; codes: Uint32Array; words: number; count: number; sel?: Uint32Array | null }): Uint32Array;
   /** Tests: the k-means assignment tile of one variant (keys: (l2 ? ||c||^2 : 0) - 2 <x, c>). */
   kernelArgmin(isa: string, points: Float32Array, centroids: Float32Array, dim: number, l2: boolean):
     { labels: Uint32Array; keys: Float32Array };
@@ -105,7 +112,7 @@ export interface NativeAddon {
   segmentColumnTypes(handle: number): Record<string, ColumnType>;
   segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
   segmentStats(handle: number): NativeSegmentStats;
-  indexListsFor(indexType: string, rows: number): number;
+  indexListsFor(indexType: string, rows: number, dim: number): number;
   readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;

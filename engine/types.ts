@@ -93,6 +93,11 @@ export interface Receipt {
   partitions_searched: number;
   isa: string;
   partitions: NativeReceiptPartition[];
+  /**
+   * Expected recall@10 of this search: the partitions' calibrated estimates weighted by their
+   * rows (null when a partition searched has none, such as an HNSW one).
+   */
+  estimated_recall: number | null;
   /** Wall time inside the engine, microseconds. */
   elapsed_us: number;
 }

@@ -107,6 +107,9 @@ const Receipt = Type.Object(
     partitions_searched: Type.Integer(),
     isa: Type.String(),
     partitions: Type.Array(Type.Object({}, { additionalProperties: true })),
+    estimated_recall: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+      description: "expected recall@10 of this search from the index's build-time calibration, rows-weighted over the partitions searched (1 for exact scans); null when a partition's index has no estimate (hnsw)",
+    }),
     elapsed_us: Type.Integer(),
   },
   { description: 'How the engine searched.' },

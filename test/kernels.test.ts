@@ -62,6 +62,43 @@ describe('kernels', () => {
     });
   }
 
+  // Bit codes against a 4-bit query: out[i] = sum over k of 2^k popcount(code_i & plane_k). Every
+  // variant, serial included, against a popcount written here, for 1..13 words, with and without sel.
+  function popcount32(x: number): number {
+    x = x - ((x >>> 1) & 0x55555555);
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  for (const isa of isas) {
+    it(`${isa} bit-code scoring matches a plain popcount for 1..13 words, with and without sel`, () => {
+      const rng = new Rng(5);
+      let checked = 0;
+      for (let words = 1; words <= 13; words++) {
+        const rows = 19;
+        const word32 = () => (rng.int(65536) * 65536 + rng.int(65536)) >>> 0;
+        const planes = Uint32Array.from({ length: 8 * words }, word32);
+        // Some all-ones and all-zero codes: the extremes of each count.
+        const codes = Uint32Array.from({ length: 2 * words * rows }, (_, i) =>
+          i < 2 * words ? 0xffffffff : i < 4 * words ? 0 : word32());
+        for (const withSel of [false, true]) {
+          const count = withSel ? 23 : rows;
+          const sel = withSel ? Uint32Array.from({ length: count }, (_, i) => (i === 0 ? rows - 1 : rng.int(rows))) : null;
+          const got = native.kernelBits(isa, { planes, codes, words, count, sel });
+          expect(got.length).toBe(count);
+          for (let i = 0; i < count; i++) {
+            const r = sel ? sel[i] : i;
+            let want = 0;
+            for (let k = 0; k < 4; k++)
+              for (let h = 0; h < 2 * words; h++) want += popcount32(codes[r * 2 * words + h] & planes[k * 2 * words + h]) << k;
+            if (got[i] !== want) throw new Error(`${isa} bits_dot_u4_batch words=${words} sel=${withSel} i=${i}: ${got[i]} != ${want}`);
+            checked++;
+          }
+        }
+      }
+      expect(checked).toBe(13 * (19 + 23));
+    });
+  }
+
   // Batched code scoring: out[i] = <w, codes[sel ? sel[i] : i]> (f32 weights) or
   // s * <128 * hi + lo, code> (int8 weights), for every stride 1..257 and a few counts.
   const COUNTS = [1, 3, 4, 5, 17];

@@ -107,10 +107,16 @@ export function receiptOf(results: NativeResult | NativeResult[], elapsedUs: num
   const partitions = all.flatMap((r) => r.partitions);
   let strategy = '';
   let searched = 0;
+  let recallRows = 0;
+  let rows = 0;
+  let unknown = false;
   for (const p of partitions) {
     if (p.strategy === 'none') continue;
     searched++;
     strategy = strategy === '' || strategy === p.strategy ? p.strategy : 'mixed';
+    if (p.estimated_recall === null) unknown = true;
+    else recallRows += p.estimated_recall * p.rows;
+    rows += p.rows;
   }
   return {
     strategy: strategy || 'none',
@@ -118,6 +124,7 @@ export function receiptOf(results: NativeResult | NativeResult[], elapsedUs: num
     partitions_searched: searched,
     isa: all[0]?.isa ?? native.activeIsa(),
     partitions,
+    estimated_recall: unknown || rows === 0 ? null : Math.round((1000 * recallRows) / rows) / 1000,
     elapsed_us: elapsedUs,
   };
 }

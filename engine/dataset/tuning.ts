@@ -53,5 +53,5 @@ function listsInEffect(core: DatasetCore): number {
       lists = s.nlist;
     }
   }
-  return largestRows >= 0 ? lists : native.indexListsFor(core.manifest.indexType, rows);
+  return largestRows >= 0 ? lists : native.indexListsFor(core.manifest.indexType, rows, core.dim);
 }

@@ -129,6 +129,50 @@ Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
   });
 }
 
+// The bit-code kernel through a chosen variant: kernelBits(isa, { planes, codes, words, count,
+// sel? }) -> Uint32Array(count). planes (4 x words) and codes (rows x words) are 64-bit words
+// given as Uint32Array pairs, low half first.
+Napi::Value kernel_bits(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
+    if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
+    if (info.Length() < 2 || !info[1].IsObject()) throw sable::Error(Code::invalid_argument, "arguments must be an object");
+    const Napi::Object o = info[1].As<Napi::Object>();
+    const Napi::Value words_v = o.Get("words"), count_v = o.Get("count");
+    if (!words_v.IsNumber() || !count_v.IsNumber()) throw sable::Error(Code::invalid_argument, "words and count must be numbers");
+    const double words_d = words_v.As<Napi::Number>().DoubleValue(), count_d = count_v.As<Napi::Number>().DoubleValue();
+    if (!(words_d >= 1 && words_d <= 1024 && words_d == double(size_t(words_d))) ||
+        !(count_d >= 0 && count_d <= 1e6 && count_d == double(size_t(count_d))))
+      throw sable::Error(Code::invalid_argument, "words must be an integer in [1, 1024] and count in [0, 1e6]");
+    const size_t words = size_t(words_d), count = size_t(count_d);
+    auto u64s = [&](const char* name) {
+      const Napi::Uint32Array a = typed_field<Napi::Uint32Array>(o, name, napi_uint32_array, "Uint32Array");
+      std::vector<uint64_t> v(a.ElementLength() / 2);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = uint64_t(a[2 * i]) | (uint64_t(a[2 * i + 1]) << 32);
+      return v;
+    };
+    const std::vector<uint64_t> planes = u64s("planes"), codes = u64s("codes");
+    if (planes.size() != 4 * words) throw sable::Error(Code::invalid_argument, "planes must hold 4 x words words");
+    if (codes.size() % words) throw sable::Error(Code::invalid_argument, "codes must hold whole rows");
+    const size_t rows = codes.size() / words;
+    std::vector<uint32_t> sel;
+    const Napi::Value sel_v = o.Get("sel");
+    const bool has_sel = !sel_v.IsUndefined() && !sel_v.IsNull();
+    if (has_sel) {
+      const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
+      if (sa.ElementLength() != count) throw sable::Error(Code::invalid_argument, "sel must hold count entries");
+      sel.assign(sa.Data(), sa.Data() + count);
+      for (uint32_t r : sel)
+        if (r >= rows) throw sable::Error(Code::invalid_argument, "sel entry past the last code");
+    } else if (count > rows) {
+      throw sable::Error(Code::invalid_argument, "count exceeds the codes given");
+    }
+    Napi::Uint32Array out = Napi::Uint32Array::New(info.Env(), count);
+    table->bits_dot_u4_batch(planes.data(), words, codes.data(), has_sel ? sel.data() : nullptr, count, out.Data());
+    return out;
+  });
+}
+
 // The k-means assignment tile through a chosen variant: kernelArgmin(isa, points, centroids, dim,
 // l2) -> { labels: Uint32Array, keys: Float32Array }, keys min over c of (l2 ? ||c||^2 : 0) - 2 <x, c>.
 Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
@@ -232,6 +276,7 @@ void register_kernels(Napi::Env env, Napi::Object exports) {
   }));
   exports.Set("kernelDistance", Napi::Function::New(env, kernel_distance));
   exports.Set("kernelBatch", Napi::Function::New(env, kernel_batch));
+  exports.Set("kernelBits", Napi::Function::New(env, kernel_bits));
   exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
   exports.Set("kernelGemm", Napi::Function::New(env, kernel_gemm));
   exports.Set("kernelElementwise", Napi::Function::New(env, kernel_elementwise));

@@ -1,6 +1,7 @@
 // Segment entry points. Segments live in one process-wide registry keyed by integer handles, so
 // every worker thread (each its own N-API environment) reaches the same in-memory index: no copy
 // per worker. Long work (index builds, snapshots, batches) runs on AsyncWorkers.
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 #include <mutex>
@@ -127,6 +128,9 @@ Napi::Array partition_receipts(Napi::Env env, const std::vector<SegmentReceipt>&
     p.Set("candidates_scored", double(s.candidates_scored));
     p.Set("nprobe", s.nprobe);
     p.Set("beam_width", s.beam_width);
+    // Three decimals: the calibration measures it on a few hundred queries.
+    const double recall = std::round(double(s.estimated_recall) * 1000) / 1000;
+    p.Set("estimated_recall", s.estimated_recall >= 0 ? Napi::Value(Napi::Number::New(env, recall)) : env.Null());
     parts.Set(uint32_t(i), p);
   }
   return parts;
@@ -324,7 +328,7 @@ Napi::Value segment_compact_rows(const Napi::CallbackInfo& info) {
 Napi::Value index_lists_for(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto index = make_index(parse_index_type(string_arg(info, 0, "indexType")));
-    return Napi::Number::New(info.Env(), index->lists_for(uint32_arg(info, 1, "rows")));
+    return Napi::Number::New(info.Env(), index->lists_for(uint32_arg(info, 1, "rows"), uint32_arg(info, 2, "dim")));
   });
 }
 

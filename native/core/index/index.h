@@ -57,9 +57,12 @@ class VectorIndex {
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }
   virtual uint32_t default_beam_width() const { return 0; }
-  // Lists a build over n rows makes when BuildOptions.nlist is 0 (0 for indexes without lists):
-  // what the API reports as the nlist in effect before one is set.
-  virtual uint32_t lists_for(size_t n) const { return 0; }
+  // The recall@10 an unfiltered search with `nprobe` lists (0: the default) is expected to reach,
+  // from the build's calibration on the segment's own rows; -1 when the index has no estimate.
+  virtual float estimated_recall(uint32_t nprobe) const { return -1.0f; }
+  // Lists a build over n rows of `dim` floats makes when BuildOptions.nlist is 0 (0 for indexes
+  // without lists): what the API reports as the nlist in effect before one is set.
+  virtual uint32_t lists_for(size_t n, size_t dim) const { return 0; }
   // About how many distances an unfiltered search with these knobs evaluates, so the planner
   // can compare a filtered traversal with an exact scan of the matches.
   virtual double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t beam_width, size_t rows) const {

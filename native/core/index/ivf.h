@@ -1,5 +1,7 @@
 // Inverted file index: k-means lists holding row ids and SQ8 codes of the residuals
-// (row - list centroid), contiguous per list. A query ranks the lists by brute force over the
+// (row - list centroid), contiguous per list, or one-bit codes of them (bit_codes.h; `sable`
+// segments past a size: each scanned row re-scored exactly when its estimate's lower bound
+// could enter the top k). A query ranks the lists by brute force over the
 // centroids' own SQ8 codes, scans the nearest `nprobe` lists' codes for the best `rerank_depth`
 // candidates (rows allowed by the filter only) and re-scores those exactly from the VectorStore.
 // Code distances are one u8 x float (or, with AVX-512 VNNI, u8 x int8) dot product per code
@@ -16,8 +18,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "../bit_codes.h"
 #include "../sq8.h"
 #include "index.h"
 #include "kmeans.h"
@@ -34,18 +38,21 @@ class IvfIndex : public VectorIndex {
   void load(Reader& r, const VectorStore& store) override;
   size_t memory_bytes() const override;
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
-  // 95.5% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
+  // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
-  uint32_t lists_for(size_t n) const override { return n ? uint32_t(std::clamp<size_t>(default_nlist(n), 1, n)) : 0; }
+  uint32_t lists_for(size_t n, size_t dim) const override {
+    return n ? uint32_t(std::clamp<size_t>(default_nlist(n, dim), 1, n)) : 0;
+  }
   // Lists actually held (empty k-means clusters are dropped, so it can be below the requested nlist).
   uint32_t nlist() const override { return nlist_; }
+  float estimated_recall(uint32_t nprobe) const override;
   // Candidates re-scored exactly when SearchParams.rerank_depth is 0.
   static uint32_t default_rerank_depth(uint32_t k);
-  // In units of one exact f32 distance: an SQ8 code costs about a third of one, ranking a list
-  // about a quarter (SQ8 centroids), plus the exact re-scoring.
+  // In units of one exact f32 distance: an SQ8 code costs about a third of one (a bit code a
+  // tenth), ranking a list about a quarter (SQ8 centroids), plus the exact re-scoring.
   double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t, size_t rows) const override {
     double lists = nlist_ ? double(std::min(nprobe ? nprobe : default_nprobe_, nlist_)) / nlist_ : 1.0;
-    return lists * double(rows) * 0.35 + nlist_ * 0.25 + default_rerank_depth(k);
+    return lists * double(rows) * (bit_codes_ ? 0.1 : 0.35) + nlist_ * 0.25 + default_rerank_depth(k);
   }
 
  protected:
@@ -55,7 +62,7 @@ class IvfIndex : public VectorIndex {
   };
 
   // Lists built when BuildOptions.nlist is 0.
-  virtual uint32_t default_nlist(size_t n) const;
+  virtual uint32_t default_nlist(size_t n, size_t dim) const;
   // Adjusts the coarse quantizer's training (sample, two-level split) after the defaults are set.
   virtual void tune_training(size_t n, KMeansOptions& ko) const {}
   // Called when the centroids are final, in build (before tuning) and in load: sable builds or
@@ -71,6 +78,8 @@ class IvfIndex : public VectorIndex {
   void select_lists(uint32_t m, std::vector<Probe>& out, SearchStats& stats) const;
   // Sets Probe.key of the given lists (for a coarse step that ranks lists another way).
   void fill_keys(std::vector<Probe>& probes) const;
+  // Whether a build over n rows of `dim` floats stores one-bit codes (bit_codes.h) instead of SQ8.
+  virtual bool wants_bit_codes(size_t n, size_t dim) const { return false; }
   virtual void save_coarse(Writer& w) const {}
   virtual size_t coarse_memory_bytes() const { return 0; }
 
@@ -94,6 +103,12 @@ class IvfIndex : public VectorIndex {
   Sq8 centroid_sq8_;
   std::vector<uint8_t> centroid_codes_;  // stride_ bytes per list, then kCodeTail spare bytes
   std::vector<float> centroid_bias_;     // l2 only: ||c||^2 per list
+  // One-bit codes in place of codes_/bias_/sq8_ (when wants_bit_codes): a scanned row is
+  // re-scored exactly as soon as its estimate's lower bound could enter the top k.
+  bool bit_codes_ = false;
+  BitCodes bits_;
+  // The calibration's measurements: recall@10 of the held-out rows at each nprobe tried, by nprobe.
+  std::vector<std::pair<uint32_t, float>> recall_curve_;
 
  private:
   void assign_and_encode(const VectorStore& store, const BuildOptions& opts, std::atomic<uint32_t>& progress);
@@ -109,6 +124,13 @@ class IvfIndex : public VectorIndex {
   // Scans list `l` into the scratch's candidates, codes of allowed rows only; returns the codes
   // scored.
   size_t scan_list(const Probe& list, const Bitset* allow, Scratch& s) const;
+  // The search over bit codes; scan_list_bits scans one list into `out` (exact distances) and
+  // returns the codes estimated and the rows re-scored.
+  void search_bits(const VectorStore& store, const float* query, const SearchParams& p, TopK& out,
+                   SearchStats& stats) const;
+  std::pair<size_t, size_t> scan_list_bits(const VectorStore& store, const float* query, uint32_t list,
+                                           const Bitset* allow, Scratch& s, TopK& out) const;
+  void encode_bits(const VectorStore& store, const BuildOptions& opts, const std::vector<uint32_t>& list_of);
 };
 
 }  // namespace sable

@@ -313,10 +313,32 @@ float ip_f16(const float* q, const uint16_t* row, size_t d) {
   return s;
 }
 
+}  // namespace
+
+void bits_dot_u4_batch_popcnt(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
+                              size_t count, uint32_t* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t* c = codes + (sel ? sel[i] : i) * words;
+    // Four independent counters: the POPCNTs of one word run in parallel.
+    uint64_t n0 = 0, n1 = 0, n2 = 0, n3 = 0;
+    for (size_t w = 0; w < words; ++w) {
+      const uint64_t x = c[w];
+      n0 += uint64_t(_mm_popcnt_u64(x & planes[w]));
+      n1 += uint64_t(_mm_popcnt_u64(x & planes[words + w]));
+      n2 += uint64_t(_mm_popcnt_u64(x & planes[2 * words + w]));
+      n3 += uint64_t(_mm_popcnt_u64(x & planes[3 * words + w]));
+    }
+    out[i] = uint32_t(n0 + 2 * n1 + 4 * n2 + 8 * n3);
+  }
+}
+
+namespace {
+
 const KernelTable kTable = {Isa::Avx2,         l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch,
                             dot_u8_i8x2_batch_reference, false,             16,             argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};
+                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32,
+                            bits_dot_u4_batch_popcnt};
 
 }  // namespace
 

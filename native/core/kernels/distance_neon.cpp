@@ -251,7 +251,8 @@ float ip_f16(const float* q, const uint16_t* row, size_t d) {
 const KernelTable kTable = {Isa::Neon,         l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};
+                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32,
+                            bits_dot_u4_batch_reference};
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // variants are tested against, and the fallback on any CPU.
 #include "kernels.h"
 
+#include <bit>
 #include <cmath>
 
 #include "panels.h"
@@ -33,6 +34,20 @@ void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, co
       l += int32_t(lo[t]) * int32_t(c[t]);
     }
     out[i] = s * float(h * 128 + l);
+  }
+}
+
+void bits_dot_u4_batch_reference(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
+                                 size_t count, uint32_t* out) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t* c = codes + (sel ? sel[i] : i) * words;
+    uint32_t acc = 0;
+    for (uint32_t k = 0; k < 4; ++k) {
+      uint32_t n = 0;
+      for (size_t w = 0; w < words; ++w) n += uint32_t(std::popcount(c[w] & planes[k * words + w]));
+      acc += n << k;
+    }
+    out[i] = acc;
   }
 }
 
@@ -125,7 +140,8 @@ float ip_f16(const float* q, const uint16_t* row, size_t d) {
 const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
                             l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
                             dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32};
+                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32,
+                            bits_dot_u4_batch_reference};
 
 }  // namespace
 

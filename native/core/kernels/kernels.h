@@ -91,6 +91,11 @@ struct KernelTable {
   void (*gelu_f32)(float* x, size_t n);
   // x <- softmax(x) over n values (relative error about 1e-6).
   void (*softmax_f32)(float* x, size_t n);
+  // Bit codes against a 4-bit query (bit_codes.h): out[i] = sum over k < 4 of
+  // 2^k * popcount(code_i & planes[k]), code_i = codes + (sel ? sel[i] : i) * words 64-bit words,
+  // planes 4 x words words (plane k holds bit k of every query coordinate).
+  void (*bits_dot_u4_batch)(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
+                            size_t count, uint32_t* out);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared
@@ -102,6 +107,13 @@ void dot_u8_f32_batch_reference(const float* w, const uint8_t* codes, size_t str
 // product (only VNNI has one: vpmaddubsw saturates), compiled with the baseline flags.
 void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
                                  const uint32_t* sel, size_t count, float* out);
+
+// The plain form of bits_dot_u4_batch (std::popcount), shared by the serial and NEON tables.
+void bits_dot_u4_batch_reference(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
+                                 size_t count, uint32_t* out);
+// The same with the x86 POPCNT instruction (distance_avx2.cpp), shared by the AVX2 and AVX-512 tables.
+void bits_dot_u4_batch_popcnt(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
+                              size_t count, uint32_t* out);
 
 // Each returns nullptr when that variant is not compiled into this build.
 const KernelTable* kernels_serial();

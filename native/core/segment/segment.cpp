@@ -192,7 +192,10 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   if (exact) {
     exact_scan(store_, query, allow, local, stats);
     receipt.strategy = "exact";
+    receipt.estimated_recall = 1.0f;
   } else {
+    // Of the unfiltered search these knobs stand for (the widening keeps what reaches the scan).
+    receipt.estimated_recall = index_->estimated_recall(q.nprobe);
     SearchParams p;
     p.k = q.k;
     p.allow = allow;
@@ -212,6 +215,7 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
         // The traversal cannot reach enough matches: score them all, never return fewer than k.
         exact_scan(store_, query, allow, local, stats);
         receipt.strategy = "exact";
+        receipt.estimated_recall = 1.0f;
         break;
       }
       nprobe *= 4;

@@ -34,6 +34,8 @@ struct SegmentReceipt {
   size_t rows = 0, matches = 0;
   uint64_t candidates_scored = 0;
   uint32_t nprobe = 0, beam_width = 0;
+  // The index's calibrated recall@10 for the knobs asked (1 for an exact scan, -1 unknown).
+  float estimated_recall = -1.0f;
 };
 
 struct QueryOptions {
