@@ -2,8 +2,11 @@
 // which search sweeps. Quick mode (the default) keeps the whole run under about five minutes on
 // two cores; --full measures the whole sets with denser sweeps and more build settings.
 
-export type SetName = 'glove' | 'mnist' | 'synthetic';
-export const ALL_SETS: readonly SetName[] = ['glove', 'mnist', 'synthetic'];
+export type SetName = 'glove' | 'mnist' | 'synthetic' | 'debian-minilm';
+export const ALL_SETS: readonly SetName[] = ['glove', 'mnist', 'synthetic', 'debian-minilm'];
+/** Run when --sets is not given: every set (debian-minilm's first build embeds 121,000
+ * sentences, about ten minutes of both cores; later runs read its cache). */
+const DEFAULT_SETS: readonly SetName[] = ALL_SETS;
 
 export type LibName =
   | 'sable'
@@ -62,11 +65,13 @@ export interface Plan {
   keepTmp: boolean;
   /** Re-render ann.md / ann.svg from this ann.json instead of measuring. */
   renderFrom: string | null;
+  /** debian-minilm only: embed just the first N sentences (1000 queries + N - 1000 indexed). */
+  limitSentences: number | null;
 }
 
-/** Full sizes: GloVe and MNIST whole; the synthetic set has 200k vectors. */
-export const FULL_SIZES: Record<SetName, number> = { glove: Infinity, mnist: Infinity, synthetic: 200_000 };
-const QUICK_SIZES: Record<SetName, number> = { glove: 100_000, mnist: 30_000, synthetic: 50_000 };
+/** Full sizes: GloVe, MNIST and debian-minilm whole; the synthetic set has 200k vectors. */
+export const FULL_SIZES: Record<SetName, number> = { glove: Infinity, mnist: Infinity, synthetic: 200_000, 'debian-minilm': 120_000 };
+const QUICK_SIZES: Record<SetName, number> = { glove: 100_000, mnist: 30_000, synthetic: 50_000, 'debian-minilm': 50_000 };
 
 /** Metadata column used by the filtered cases: bucket in [0, BUCKETS), uniform over ids. */
 export const BUCKETS = 1000;
@@ -83,7 +88,7 @@ export function parseArgs(argv: string[]): Plan {
     if (eq < 0) flags.set(a.slice(2), true);
     else flags.set(a.slice(2, eq), a.slice(eq + 1));
   }
-  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size', 'render']);
+  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size', 'render', 'limit-sentences']);
   for (const f of flags.keys()) if (!known.has(f)) throw new Error(`unknown flag --${f}; try --help`);
   if (flags.has('help')) {
     process.stdout.write(HELP);
@@ -110,7 +115,7 @@ export function parseArgs(argv: string[]): Plan {
   const skip = listFlag('skip');
   if (skip) libs = libs.filter((l) => !expand(skip).includes(l));
 
-  let sets = [...ALL_SETS];
+  let sets = [...DEFAULT_SETS];
   const setList = listFlag('sets');
   if (setList) {
     for (const s of setList) if (!(ALL_SETS as readonly string[]).includes(s)) throw new Error(`unknown set ${s}`);
@@ -125,6 +130,13 @@ export function parseArgs(argv: string[]): Plan {
     const cap = Number(flags.get('size'));
     if (!Number.isInteger(cap) || cap < 1000) throw new Error('--size must be an integer >= 1000');
     for (const s of ALL_SETS) sizes[s] = Math.min(sizes[s], cap);
+  }
+  // --limit-sentences=N tries the debian-minilm pipeline end to end on a sample (development).
+  let limitSentences: number | null = null;
+  if (flags.has('limit-sentences')) {
+    limitSentences = Number(flags.get('limit-sentences'));
+    if (!Number.isInteger(limitSentences) || limitSentences < 2000) throw new Error('--limit-sentences must be an integer >= 2000');
+    sizes['debian-minilm'] = Math.min(sizes['debian-minilm'], limitSentences - 1000);
   }
   const out = flags.get('out');
   return {
@@ -155,13 +167,15 @@ export function parseArgs(argv: string[]): Plan {
     outDir: typeof out === 'string' ? out : null,
     keepTmp: flags.has('keep-tmp'),
     renderFrom: typeof flags.get('render') === 'string' ? (flags.get('render') as string) : null,
+    limitSentences,
   };
 }
 
 const HELP = `npm run bench:ann [-- flags]
 
 Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch and FAISS
-(Debian's libfaiss through a C++ harness) on GloVe-100, MNIST-784 and a synthetic 768-d set.
+(Debian's libfaiss through a C++ harness) on GloVe-100, MNIST-784, a synthetic 768-d set and
+debian-minilm (384-d MiniLM embeddings of Debian documentation sentences).
 
   --full                whole sets, denser sweeps, two HNSW build settings, faiss-hnsw, all
                         queries for the exact indexes, two-thread filtered cases (quick otherwise)
@@ -169,9 +183,12 @@ Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch
                         usearch, faiss-hnsw, faiss-ivf, faiss-flat; groups sable-all (the four
                         sable index types), faiss (the three FAISS ones), peers
   --skip=a,b            the same names, left out
-  --sets=glove,mnist,synthetic
+  --sets=glove,mnist,synthetic,debian-minilm   (default: all four)
   --queries=N           held-out queries per set (default 1000)
   --size=N              cap every set at N vectors (development)
+  --limit-sentences=N   debian-minilm: embed only its first N sentences, 1000 of them queries
+                        (development; flagged as a sample in its meta.json, so a run without
+                        the flag rebuilds the whole set, resuming from the sample's vectors)
   --no-install          do not apt-get install libfaiss-dev when it is missing
   --out=DIR             write ann.md / ann.svg / ann.json there (default bench/results)
   --keep-tmp            keep the index files written for worker threads

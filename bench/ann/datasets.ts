@@ -4,11 +4,13 @@
 //   queries.f32  the held-out queries (never in base), `nq * dim` floats
 //   meta.json    { dim, metric, count, nq, source, ... }
 // A run that indexes n vectors uses the first n rows of base.f32, so the quick subsets are prefixes
-// of the full sets.
+// of the full sets. debian-minilm (sentence embeddings of Debian documentation) is built by
+// debian-minilm.ts into the same three files.
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SetName } from './config.js';
+import { DEBIAN_FORMAT, prepareDebianMiniLm } from './debian-minilm.js';
 import { ensureDir, paths } from './paths.js';
 import { Rng } from './rng.js';
 
@@ -72,7 +74,7 @@ export function readMeta(name: SetName): SetMeta | null {
   if (!existsSync(f)) return null;
   try {
     const m = JSON.parse(readFileSync(f, 'utf8')) as SetMeta;
-    return m.format === FORMAT ? m : null;
+    return m.format === (name === 'debian-minilm' ? DEBIAN_FORMAT : FORMAT) ? m : null;
   } catch {
     return null;
   }
@@ -271,8 +273,10 @@ function prepareSynthetic(nq: number, count: number): void {
   );
 }
 
-/** Make sure the cache holds at least `n` indexed vectors and `nq` queries of the set. */
-export function prepareSet(name: SetName, n: number, nq: number): SetMeta {
+/** Make sure the cache holds at least `n` indexed vectors and `nq` queries of the set
+ * (debian-minilm: the whole set, or the --limit-sentences sample). */
+export async function prepareSet(name: SetName, n: number, nq: number, limitSentences: number | null = null): Promise<SetMeta> {
+  if (name === 'debian-minilm') return prepareDebianMiniLm(nq, limitSentences);
   const have = readMeta(name);
   // GloVe and MNIST are cached whole; the synthetic set is generated up to the size asked for.
   if (have && have.nq >= nq && (name !== 'synthetic' || have.count >= n)) return have;

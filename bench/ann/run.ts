@@ -1,5 +1,6 @@
 // `npm run bench:ann [-- --full | --only=... | --help]`: sable's index types against hnswlib-node,
-// usearch and FAISS on GloVe-100, MNIST-784 and a synthetic clustered 768-d set, in one run.
+// usearch and FAISS on GloVe-100, MNIST-784 and a synthetic clustered 768-d set (and on request
+// debian-minilm, MiniLM embeddings of Debian documentation sentences), in one run.
 // Writes bench/results/ann.md, ann.svg and ann.json; prints the commit and the ISA in use.
 //
 // Every (library, set, build) runs in its own child process (child.ts) one after another, so
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
   const setInfo: Partial<Record<SetName, SetInfo>> = {};
   const gtFiles: Partial<Record<SetName, string>> = {};
   for (const set of plan.sets) {
-    const meta = prepareSet(set, plan.sizes[set], plan.queries);
+    const meta = await prepareSet(set, plan.sizes[set], plan.queries, plan.limitSentences);
     const n = Math.min(plan.sizes[set], meta.count);
     const g0 = Date.now();
     const { file, cached } = await ensureGroundTruth(set, n, plan.queries, plan.k, plan.selectivities, Math.min(2, cpus().length), gtTool);

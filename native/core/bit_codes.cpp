@@ -11,7 +11,7 @@ namespace sable {
 
 namespace {
 
-constexpr uint32_t kBitCodesFormat = 0x31544942;  // "BIT1"
+constexpr uint32_t kBitCodesFormat = 0x32544942;  // "BIT2"
 
 constexpr int kRotationRounds = 3;
 
@@ -44,8 +44,8 @@ void BitCodes::init(size_t dim, Metric metric, const float* mean, uint64_t seed,
   for (float& f : signs_flip_) f = (rng() >> 63) ? 1.0f : -1.0f;
   mean_.assign(mean, mean + dim);
   bits_.assign(rows * words_, 0);
-  scale_.assign(rows, 0.0f);
-  signs_.assign(rows, 0.0f);
+  slope_.assign(rows, 0.0f);
+  lo_slope_.assign(rows, 0.0f);
   offset_.assign(rows, 0.0f);
   error_.assign(rows, 0.0f);
 }
@@ -85,7 +85,7 @@ void BitCodes::encode(size_t pos, const float* x, const float* c) {
   const double norm = std::sqrt(rr);
   if (!(norm > 0)) {
     // The row is its centroid: the estimate is exactly 0 (scale 0, no error).
-    scale_[pos] = signs_[pos] = error_[pos] = 0.0f;
+    slope_[pos] = lo_slope_[pos] = error_[pos] = 0.0f;
     return;
   }
   rotate(r.data(), o.data());
@@ -100,8 +100,9 @@ void BitCodes::encode(size_t pos, const float* x, const float* c) {
   }
   // <xbar, o> with o of unit norm: sum |o_i| / (|r| sqrt(D)).
   const double a = std::max(abs_sum / (norm * std::sqrt(double(big))), 1e-6);
-  scale_[pos] = float(norm / (a * std::sqrt(double(big))));
-  signs_[pos] = float(2.0 * ones - double(big));
+  const double slope = mult * norm / (a * std::sqrt(double(big)));
+  slope_[pos] = float(slope);
+  lo_slope_[pos] = float(slope * (2.0 * ones - double(big)));
   error_[pos] = float(mult * norm * std::sqrt(std::max(0.0, 1.0 - a * a)) / (a * std::sqrt(double(big - 1))));
 }
 
@@ -143,16 +144,24 @@ void BitCodes::prepare(const float* q, Query& out) const {
   out.sum_u = float(sum);
 }
 
-void BitCodes::estimate(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* scratch,
-                        float* dist, float* bound) const {
-  active_kernels().bits_dot_u4_batch(q.planes.data(), words_, bits_.data() + first * words_, sel, count, scratch);
-  const float mult = metric_ == Metric::L2 ? 2.0f : 1.0f;
+void BitCodes::lower_bounds(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* dots,
+                            float base, float confidence, float* lower) const {
+  active_kernels().bits_dot_u4_batch(q.planes.data(), words_, bits_.data() + first * words_, sel, count, dots);
+  // The estimate is offset - slope <xbar, qbar> sqrt(D), where
+  // <xbar, qbar> sqrt(D) = lo (2 popcount - D) + step (2 <bits, u> - sum u).
+  const float two_step = 2.0f * q.step, step_sum = q.step * q.sum_u, margin = confidence * q.norm;
+  const float* slope = slope_.data() + first;
+  const float* lo_slope = lo_slope_.data() + first;
+  const float* offset = offset_.data() + first;
+  const float* error = error_.data() + first;
+  if (!sel) {
+    for (size_t i = 0; i < count; ++i)
+      lower[i] = base + offset[i] - q.lo * lo_slope[i] - slope[i] * (two_step * float(dots[i]) - step_sum) - margin * error[i];
+    return;
+  }
   for (size_t i = 0; i < count; ++i) {
-    const size_t pos = first + (sel ? sel[i] : i);
-    // <xbar, qbar> sqrt(D) = lo (2 popcount - D) + step (2 <bits, u> - sum u)
-    const float dot = q.lo * signs_[pos] + q.step * (2.0f * float(scratch[i]) - q.sum_u);
-    dist[i] = offset_[pos] - mult * scale_[pos] * dot;
-    bound[i] = error_[pos] * q.norm;
+    const size_t j = sel[i];
+    lower[i] = base + offset[j] - q.lo * lo_slope[j] - slope[j] * (two_step * float(dots[i]) - step_sum) - margin * error[j];
   }
 }
 
@@ -161,8 +170,8 @@ void BitCodes::save(Writer& w) const {
   w.vec(signs_flip_);
   w.vec(mean_);
   w.vec(bits_);
-  w.vec(scale_);
-  w.vec(signs_);
+  w.vec(slope_);
+  w.vec(lo_slope_);
   w.vec(offset_);
   w.vec(error_);
 }
@@ -176,23 +185,23 @@ void BitCodes::load(Reader& r, size_t dim, Metric metric, size_t rows) {
   signs_flip_ = r.vec<float>();
   mean_ = r.vec<float>();
   bits_ = r.vec<uint64_t>();
-  scale_ = r.vec<float>();
-  signs_ = r.vec<float>();
+  slope_ = r.vec<float>();
+  lo_slope_ = r.vec<float>();
   offset_ = r.vec<float>();
   error_ = r.vec<float>();
   if (signs_flip_.size() != kRotationRounds * words_ * 64 || mean_.size() != dim) corrupt("rotation size");
   for (float f : signs_flip_)
     if (f != 1.0f && f != -1.0f) corrupt("rotation signs");
-  if (bits_.size() != rows * words_ || scale_.size() != rows || signs_.size() != rows || offset_.size() != rows ||
+  if (bits_.size() != rows * words_ || slope_.size() != rows || lo_slope_.size() != rows || offset_.size() != rows ||
       error_.size() != rows)
     corrupt("code table size");
-  for (const auto* v : {&mean_, &scale_, &signs_, &offset_, &error_})
+  for (const auto* v : {&mean_, &slope_, &lo_slope_, &offset_, &error_})
     for (float f : *v)
       if (!std::isfinite(f)) corrupt("non-finite value");
 }
 
 size_t BitCodes::memory_bytes() const {
-  return (signs_flip_.capacity() + mean_.capacity() + scale_.capacity() + signs_.capacity() + offset_.capacity() +
+  return (signs_flip_.capacity() + mean_.capacity() + slope_.capacity() + lo_slope_.capacity() + offset_.capacity() +
           error_.capacity()) * sizeof(float) + bits_.capacity() * sizeof(uint64_t);
 }
 

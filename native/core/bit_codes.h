@@ -43,16 +43,16 @@ class BitCodes {
   size_t words() const { return words_; }
   // D, the bits of a code, for rows of `dim` floats.
   static size_t code_bits(size_t dim);
-  size_t rows() const { return scale_.size(); }
+  size_t rows() const { return slope_.size(); }
   const uint64_t* codes(size_t pos) const { return bits_.data() + pos * words_; }
   // Encodes row `pos`: x and its list's centroid c.
   void encode(size_t pos, const float* x, const float* c);
 
   void prepare(const float* q, Query& out) const;
-  // For `count` rows (positions first + (sel ? sel[i] : i)): the estimated distance without the
-  // per-list term, and the half-width of its error bound (before the confidence factor).
-  void estimate(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* scratch, float* dist,
-                float* bound) const;
+  // For `count` rows (positions first + (sel ? sel[i] : i)): the lower end of each row's distance,
+  // base (the list's term) + the estimate - confidence x the error bound. dots: count scratch words.
+  void lower_bounds(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* dots, float base,
+                    float confidence, float* lower) const;
 
   void save(Writer& w) const;
   // Throws snapshot_corrupt unless what it reads fits `dim` and `rows`.
@@ -67,8 +67,9 @@ class BitCodes {
   std::vector<float> signs_flip_;  // the rotation's random signs: rounds x D of +1 / -1
   std::vector<float> mean_;      // dim
   std::vector<uint64_t> bits_;   // rows x words
-  // Per row: |x - c| / (<xbar, o> sqrt(D)), 2 popcount - D, the offset, and the bound's factor.
-  std::vector<float> scale_, signs_, offset_, error_;
+  // Per row: slope = mult |x - c| / (<xbar, o> sqrt(D)) (mult 2 for l2, else 1), slope x
+  // (2 popcount - D), the offset, and the error bound's factor.
+  std::vector<float> slope_, lo_slope_, offset_, error_;
 };
 
 }  // namespace sable

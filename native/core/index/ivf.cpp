@@ -179,9 +179,9 @@ struct IvfIndex::Scratch {
   std::vector<float> keys, sample;
   Collector cands;
   float qq = 0;  // l2: ||q||^2
-  // Bit codes: the query, and per block the estimates, their bounds and the rows to re-score.
+  // Bit codes: the query, and per block the distances' lower bounds and the rows to re-score.
   BitCodes::Query bq;
-  std::vector<float> est = std::vector<float>(kScoreBlock), bound = std::vector<float>(kScoreBlock);
+  std::vector<float> est = std::vector<float>(kScoreBlock);
   std::vector<uint32_t> dots = std::vector<uint32_t>(kScoreBlock);
   std::vector<Probe> rescore;  // (lower bound, position)
 };
@@ -554,13 +554,14 @@ void IvfIndex::encode_bits(const VectorStore& store, const BuildOptions& opts, c
   bit_codes_ = true;
 }
 
-std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, const float* query, uint32_t l,
+std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, const float* query, const Probe& pr,
                                                    const Bitset* allow, Scratch& s, TopK& out) const {
+  const uint32_t l = pr.list;
   const uint32_t begin = offsets_[l], end = offsets_[l + 1];
-  const KernelTable& kt = active_kernels();
-  // The list's own term (see bit_codes.h), exact about the decoded centroid.
-  const float qc = kt.ip_f32(query, centroid(l), dim_);
-  const float list_term = metric_ == Metric::L2 ? s.qq - 2 * qc : -qc;
+  // The list's own term (see bit_codes.h) from its coarse key (see coarse_keys):
+  //   l2: ||q||^2 - 2 <q, c> = key - 2 <q, vmin> + ||q||^2 - ||c||^2   ip/cosine: -<q, c> = key - <q, vmin>
+  const float list_term = metric_ == Metric::L2 ? pr.key - 2 * s.coarse.q_vmin + s.qq - centroid_bias_[l]
+                                                : pr.key - s.coarse.q_vmin;
   const size_t allow_n = allow ? allow->size() : 0;
   const size_t row_bytes = store.row_bytes();
   size_t estimated = 0, rescored = 0;
@@ -577,17 +578,16 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
       if (!cnt) continue;
       sel = s.sel.data();
     }
-    bits_.estimate(s.bq, b0, sel, cnt, s.dots.data(), s.est.data(), s.bound.data());
+    bits_.lower_bounds(s.bq, b0, sel, cnt, s.dots.data(), list_term, kBitBoundConfidence, s.est.data());
     estimated += cnt;
     // Rows whose lower bound could still enter the top k, re-scored exactly, most promising
     // first so the top k settles early and the bound rules out the rest (rows prefetched two
     // ahead): a few rows a list once it has settled.
     s.rescore.clear();
     const float thr = out.full() ? out.threshold() : std::numeric_limits<float>::infinity();
-    for (size_t i = 0; i < cnt; ++i) {
-      const float lower = list_term + s.est[i] - kBitBoundConfidence * s.bound[i];
-      if (lower < thr) s.rescore.push_back({lower, b0 + (sel ? sel[i] : uint32_t(i))});
-    }
+    s.rescore.clear();
+    for (size_t i = 0; i < cnt; ++i)
+      if (s.est[i] < thr) s.rescore.push_back({s.est[i], b0 + (sel ? sel[i] : uint32_t(i))});
     std::sort(s.rescore.begin(), s.rescore.end(), [](const Probe& a, const Probe& b) { return a.key < b.key; });
     for (size_t i = 0; i < s.rescore.size() && i < 2; ++i) prefetch_bytes(store.row_address(ids_[s.rescore[i].list]), row_bytes);
     for (size_t i = 0; i < s.rescore.size(); ++i) {
@@ -612,8 +612,8 @@ void IvfIndex::search_bits(const VectorStore& store, const float* query, const S
   probe_lists(query, nprobe, p, s.probes, stats);
   uint64_t estimated = 0, rescored = 0;
   uint32_t scanned = 0;
-  auto scan = [&](uint32_t l) {
-    const auto [e, r] = scan_list_bits(store, query, l, p.allow, s, out);
+  auto scan = [&](const Probe& pr) {
+    const auto [e, r] = scan_list_bits(store, query, pr, p.allow, s, out);
     estimated += e;
     rescored += r;
     ++scanned;
@@ -624,7 +624,7 @@ void IvfIndex::search_bits(const VectorStore& store, const float* query, const S
       const uint32_t next = probes[i + 1].list;
       prefetch_bytes(bits_.codes(offsets_[next]), std::min<size_t>(size_t(offsets_[next + 1] - offsets_[next]) * bits_.words() * 8, kPrefetchBytes));
     }
-    scan(probes[i].list);
+    scan(probes[i]);
   }
   // Too few rows (tiny lists, a selective filter): more lists in brute-force order, as search().
   if (!out.full() && scanned < nlist_) {
@@ -633,7 +633,7 @@ void IvfIndex::search_bits(const VectorStore& store, const float* query, const S
     select_lists(nlist_, s.all, stats);
     for (const Probe& pr : s.all) {
       if (out.full()) break;
-      if (!s.seen[pr.list]) scan(pr.list);
+      if (!s.seen[pr.list]) scan(pr);
     }
   }
   stats.candidates_scored += estimated + rescored;

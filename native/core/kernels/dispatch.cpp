@@ -29,6 +29,7 @@ struct X86Features {
   bool avx2 = false;
   bool avx512 = false;
   bool avx512vnni = false;  // AVX-512 (as above) plus VNNI
+  bool avx512vpopcntdq = false;  // AVX-512 (as above) plus VPOPCNTDQ
 };
 
 X86Features detect_x86() {
@@ -51,12 +52,24 @@ X86Features detect_x86() {
   f.avx2 = avx2 && fma && f16c;  // F16C: the f16 row kernels (every AVX2 CPU has it)
   f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512vnni = f.avx512 && ((c >> 11) & 1);  // CPUID.(7,0):ECX bit 11
+  f.avx512vpopcntdq = f.avx512 && ((c >> 14) & 1);  // CPUID.(7,0):ECX bit 14
   return f;
 }
+
 
 const X86Features& x86() {
   static const X86Features f = detect_x86();
   return f;
+}
+
+// The AVX-512 table with the extensions this CPU has: VNNI code scoring, VPOPCNTDQ bit codes.
+const KernelTable* avx512_table() {
+  static const KernelTable table = [] {
+    KernelTable t = *(x86().avx512vnni ? kernels_avx512vnni() : kernels_avx512());
+    if (x86().avx512vpopcntdq) t.bits_dot_u4_batch = bits_dot_u4_batch_avx512vpopcntdq;
+    return t;
+  }();
+  return &table;
 }
 #endif
 
@@ -125,7 +138,7 @@ const KernelTable* kernels_for(Isa isa) {
     case Isa::Serial: return kernels_serial();
 #if SABLE_HAVE_X86
     case Isa::Avx2: return kernels_avx2();
-    case Isa::Avx512: return x86().avx512vnni ? kernels_avx512vnni() : kernels_avx512();
+    case Isa::Avx512: return avx512_table();
 #endif
 #if SABLE_HAVE_NEON
     case Isa::Neon: return kernels_neon();

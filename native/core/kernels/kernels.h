@@ -115,6 +115,11 @@ void bits_dot_u4_batch_reference(const uint64_t* planes, size_t words, const uin
 void bits_dot_u4_batch_popcnt(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
                               size_t count, uint32_t* out);
 
+// The same with AVX512-VPOPCNTDQ (distance_avx512vpopcntdq.cpp, x86 builds only): dispatch.cpp
+// puts it into the AVX-512 table when the CPU has that extension.
+void bits_dot_u4_batch_avx512vpopcntdq(const uint64_t* planes, size_t words, const uint64_t* codes,
+                                       const uint32_t* sel, size_t count, uint32_t* out);
+
 // Each returns nullptr when that variant is not compiled into this build.
 const KernelTable* kernels_serial();
 const KernelTable* kernels_avx2();
@@ -125,8 +130,8 @@ const KernelTable* kernels_neon();
 
 // True when the variant is compiled in and the CPU (and OS) can run it.
 bool isa_available(Isa isa);
-// The variant for `isa`, or nullptr when it is not available (for Avx512, the VNNI table when the
-// CPU has AVX512-VNNI).
+// The variant for `isa`, or nullptr when it is not available (for Avx512, with the VNNI code
+// scoring and the VPOPCNTDQ bit-code scoring when the CPU has those extensions).
 const KernelTable* kernels_for(Isa isa);
 // The table in use, chosen once: SABLE_SIMD when set and available, else the best available.
 const KernelTable& active_kernels();
