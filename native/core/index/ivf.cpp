@@ -583,7 +583,6 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
     // Rows whose lower bound could still enter the top k, re-scored exactly, most promising
     // first so the top k settles early and the bound rules out the rest (rows prefetched two
     // ahead): a few rows a list once it has settled.
-    s.rescore.clear();
     const float thr = out.full() ? out.threshold() : std::numeric_limits<float>::infinity();
     s.rescore.clear();
     for (size_t i = 0; i < cnt; ++i)
