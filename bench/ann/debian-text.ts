@@ -10,6 +10,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parseHtml } from '../../workers/parse/formats/html.js';
+import { debOf, downloadDebs } from '../debian-debs.js';
 import { ensureDir, paths } from './paths.js';
 
 /** Words per kept sentence. */
@@ -18,14 +19,6 @@ export const MAX_WORDS = 60;
 
 const debDir = join(paths.cache, 'debs');
 const docDir = join(paths.cache, 'debian-docs');
-
-/** The downloaded .deb of a package (the last by name if several), if any. */
-function debOf(name: string): string | undefined {
-  return readdirSync(debDir)
-    .filter((f) => f.startsWith(`${name}_`) && f.endsWith('.deb'))
-    .sort()
-    .pop();
-}
 
 export interface UnpackedPackage {
   name: string;
@@ -37,21 +30,9 @@ export interface UnpackedPackage {
 
 /** Downloads the packages not yet cached (one apt-get call) and unpacks each once per version. */
 export function fetchDebianPackages(pkgs: readonly { name: string; include?: RegExp }[], log: (m: string) => void): UnpackedPackage[] {
-  ensureDir(debDir);
-  const missing = pkgs.filter((p) => !debOf(p.name)).map((p) => p.name);
-  if (missing.length > 0) {
-    log(`apt-get download ${missing.join(' ')} (once; cached in ${debDir})`);
-    const download = () => spawnSync('apt-get', ['download', ...missing], { cwd: debDir, stdio: ['ignore', 'ignore', 'pipe'] });
-    let r = download();
-    if (r.status !== 0) {
-      // Empty or stale package lists (a fresh container): refresh them once.
-      spawnSync('apt-get', ['update'], { stdio: 'ignore' });
-      r = download();
-    }
-    if (r.error || r.status !== 0) throw new Error(`apt-get download ${missing.join(' ')} failed: ${r.error?.message ?? String(r.stderr).trim()}`);
-  }
+  downloadDebs(debDir, pkgs.map((p) => p.name), log);
   return pkgs.map((p) => {
-    const deb = join(debDir, debOf(p.name)!);
+    const deb = debOf(debDir, p.name)!;
     const version = spawnSync('dpkg-deb', ['-f', deb, 'Version'], { encoding: 'utf8' }).stdout.trim();
     const root = join(docDir, p.name);
     const marker = join(root, '.unpacked');

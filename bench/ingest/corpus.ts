@@ -12,6 +12,7 @@ import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import ExcelJS from 'exceljs';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { paths } from '../ann/paths.js';
+import { downloadDebs } from '../debian-debs.js';
 
 export const PACKAGES = ['debian-faq', 'debian-reference-en', 'nodejs-doc'];
 
@@ -34,14 +35,11 @@ const dir = join(paths.cache, 'ingest');
 export function fetchPackages(log: (m: string) => void): string | null {
   const root = join(dir, 'root');
   if (existsSync(join(dir, 'unpacked'))) return null;
-  mkdirSync(join(dir, 'debs'), { recursive: true });
-  log(`downloading ${PACKAGES.join(', ')} with apt-get download (once)`);
-  let r = spawnSync('apt-get', ['download', ...PACKAGES], { cwd: join(dir, 'debs'), stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status !== 0) {
-    spawnSync('apt-get', ['update'], { stdio: 'ignore' });
-    r = spawnSync('apt-get', ['download', ...PACKAGES], { cwd: join(dir, 'debs'), stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    downloadDebs(join(dir, 'debs'), PACKAGES, log);
+  } catch (e) {
+    return (e as Error).message;
   }
-  if (r.error || r.status !== 0) return `apt-get download ${PACKAGES.join(' ')} failed: ${r.error?.message ?? String(r.stderr).trim()}`;
   for (const deb of readdirSync(join(dir, 'debs')).filter((f) => f.endsWith('.deb'))) {
     const x = spawnSync('dpkg', ['-x', join(dir, 'debs', deb), root], { stdio: ['ignore', 'ignore', 'pipe'] });
     if (x.status !== 0) return `dpkg -x ${deb} failed: ${String(x.stderr).trim()}`;

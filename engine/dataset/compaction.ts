@@ -65,9 +65,11 @@ function tiered(sealed: Sealed[]): Sealed[] {
   const chosen = sealed.filter(isDeadHeavy);
   const tiers = new Map<number, Sealed[]>();
   for (const s of sealed) {
-    if (chosen.includes(s)) continue;
+    if (isDeadHeavy(s)) continue;
     const tier = Math.floor(Math.log2(Math.max(1, s.live)) / 2);
-    tiers.set(tier, [...(tiers.get(tier) ?? []), s]);
+    const same = tiers.get(tier);
+    if (same) same.push(s);
+    else tiers.set(tier, [s]);
   }
   for (const same of tiers.values()) if (same.length >= PER_TIER) chosen.push(...same);
   return chosen;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "env.h"
@@ -67,6 +68,21 @@ T typed_field(const Napi::Object& o, const char* name, napi_typedarray_type type
   return v.As<T>();
 }
 
+// The batch kernels' optional `sel`: count code indexes below `rows`; without it, the first count.
+std::optional<std::vector<uint32_t>> selection(const Napi::Object& o, size_t count, size_t rows) {
+  const Napi::Value sel_v = o.Get("sel");
+  if (sel_v.IsUndefined() || sel_v.IsNull()) {
+    if (count > rows) throw sable::Error(Code::invalid_argument, "count exceeds the codes given");
+    return std::nullopt;
+  }
+  const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
+  if (sa.ElementLength() != count) throw sable::Error(Code::invalid_argument, "sel must hold count entries");
+  std::vector<uint32_t> sel(sa.Data(), sa.Data() + count);
+  for (uint32_t r : sel)
+    if (r >= rows) throw sable::Error(Code::invalid_argument, "sel entry past the last code");
+  return sel;
+}
+
 // One batched code-scoring kernel through a chosen variant: kernelBatch(isa, kernel,
 // { codes, stride, count, sel?, w? | hi?, lo?, s? }) -> Float32Array(count). The weights come
 // unpadded (stride entries) and the codes as rows x stride bytes; the padding the kernels' contract
@@ -90,23 +106,12 @@ Napi::Value kernel_batch(const Napi::CallbackInfo& info) {
     const Napi::Uint8Array codes = typed_field<Napi::Uint8Array>(o, "codes", napi_uint8_array, "Uint8Array");
     if (codes.ElementLength() % stride) throw sable::Error(Code::invalid_argument, "codes must hold whole rows");
     const size_t rows = codes.ElementLength() / stride;
-    std::vector<uint32_t> sel;
-    const Napi::Value sel_v = o.Get("sel");
-    const bool has_sel = !sel_v.IsUndefined() && !sel_v.IsNull();
-    if (has_sel) {
-      const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
-      if (sa.ElementLength() != count) throw sable::Error(Code::invalid_argument, "sel must hold count entries");
-      sel.assign(sa.Data(), sa.Data() + count);
-      for (uint32_t r : sel)
-        if (r >= rows) throw sable::Error(Code::invalid_argument, "sel entry past the last code");
-    } else if (count > rows) {
-      throw sable::Error(Code::invalid_argument, "count exceeds the codes given");
-    }
+    const std::optional<std::vector<uint32_t>> sel = selection(o, count, rows);
     const size_t wide = (stride + 63) / 64 * 64;
     std::vector<uint8_t> padded(codes.ElementLength() + 64, 0);
     std::memcpy(padded.data(), codes.Data(), codes.ElementLength());
     Napi::Float32Array out = Napi::Float32Array::New(info.Env(), count);
-    const uint32_t* selp = has_sel ? sel.data() : nullptr;
+    const uint32_t* selp = sel ? sel->data() : nullptr;
     if (kernel == "dot_u8_f32_batch") {
       const Napi::Float32Array w = typed_field<Napi::Float32Array>(o, "w", napi_float32_array, "Float32Array");
       if (w.ElementLength() != stride) throw sable::Error(Code::invalid_argument, "w must hold stride entries");
@@ -155,20 +160,9 @@ Napi::Value kernel_bits(const Napi::CallbackInfo& info) {
     if (planes.size() != 4 * words) throw sable::Error(Code::invalid_argument, "planes must hold 4 x words words");
     if (codes.size() % words) throw sable::Error(Code::invalid_argument, "codes must hold whole rows");
     const size_t rows = codes.size() / words;
-    std::vector<uint32_t> sel;
-    const Napi::Value sel_v = o.Get("sel");
-    const bool has_sel = !sel_v.IsUndefined() && !sel_v.IsNull();
-    if (has_sel) {
-      const Napi::Uint32Array sa = typed_field<Napi::Uint32Array>(o, "sel", napi_uint32_array, "Uint32Array");
-      if (sa.ElementLength() != count) throw sable::Error(Code::invalid_argument, "sel must hold count entries");
-      sel.assign(sa.Data(), sa.Data() + count);
-      for (uint32_t r : sel)
-        if (r >= rows) throw sable::Error(Code::invalid_argument, "sel entry past the last code");
-    } else if (count > rows) {
-      throw sable::Error(Code::invalid_argument, "count exceeds the codes given");
-    }
+    const std::optional<std::vector<uint32_t>> sel = selection(o, count, rows);
     Napi::Uint32Array out = Napi::Uint32Array::New(info.Env(), count);
-    table->bits_dot_u4_batch(planes.data(), words, codes.data(), has_sel ? sel.data() : nullptr, count, out.Data());
+    table->bits_dot_u4_batch(planes.data(), words, codes.data(), sel ? sel->data() : nullptr, count, out.Data());
     return out;
   });
 }

@@ -66,6 +66,15 @@ constexpr size_t kCodeAlign = 4;
 constexpr size_t kCodeTail = 64;
 constexpr size_t kScoreBlock = 256;
 
+// Positions i < count whose row ids[i] the filter allows, into sel; returns how many.
+size_t allowed_positions(const uint32_t* ids, size_t count, const Bitset& allow, uint32_t* sel) {
+  const size_t allow_n = allow.size();
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (ids[i] < allow_n && allow.test(ids[i])) sel[n++] = uint32_t(i);
+  return n;
+}
+
 // The k smallest (key, id) pairs of a stream, ties to the smaller id (as TopK orders them):
 // appends anything not above the threshold and, when the buffer reaches 2k, keeps the k best with
 // nth_element. Cheaper than a heap when most of the stream arrives before the threshold settles.
@@ -181,7 +190,7 @@ struct IvfIndex::Scratch {
   float qq = 0;  // l2: ||q||^2
   // Bit codes: the query, and per block the distances' lower bounds and the rows to re-score.
   BitCodes::Query bq;
-  std::vector<float> est = std::vector<float>(kScoreBlock);
+  std::vector<float> lower = std::vector<float>(kScoreBlock);
   std::vector<uint32_t> dots = std::vector<uint32_t>(kScoreBlock);
   std::vector<Probe> rescore;  // (lower bound, position)
 };
@@ -208,6 +217,20 @@ void IvfIndex::fill_keys(std::vector<Probe>& probes) const {
     for (size_t i = 0; i < cnt; ++i) s.sel[i] = probes[b0 + i].list;
     coarse_keys(s.sel.data(), 0, cnt, s.scores.data());
     for (size_t i = 0; i < cnt; ++i) probes[b0 + i].key = s.scores[i];
+  }
+}
+
+// Too few candidates (tiny lists, a selective filter, a sparse graph answer): more lists in
+// brute-force order, those not in s.probes, until `enough` or every list has been seen.
+template <class Enough, class Scan>
+void IvfIndex::scan_more_lists(Scratch& s, SearchStats& stats, Enough enough, Scan scan) const {
+  if (enough()) return;
+  s.seen.assign(nlist_, 0);
+  for (const Probe& pr : s.probes) s.seen[pr.list] = 1;
+  select_lists(nlist_, s.all, stats);
+  for (const Probe& pr : s.all) {
+    if (enough()) break;
+    if (!s.seen[pr.list]) scan(pr);
   }
 }
 
@@ -303,18 +326,14 @@ size_t IvfIndex::scan_list(const Probe& pr, const Bitset* allow, Scratch& s) con
   const uint8_t* codes = codes_.data() + size_t(begin) * stride_;
   const uint32_t* ids = ids_.data() + begin;
   const KernelTable& kt = active_kernels();
-  const size_t len = end - begin, allow_n = allow ? allow->size() : 0;
+  const size_t len = end - begin;
   size_t scored = 0;
   for (size_t b0 = 0; b0 < len; b0 += kScoreBlock) {
     const size_t b1 = std::min(len, b0 + kScoreBlock);
     size_t cnt = b1 - b0;
     const uint32_t* sel = nullptr;
     if (allow) {
-      cnt = 0;
-      for (size_t j = b0; j < b1; ++j) {
-        const uint32_t id = ids[j];
-        if (id < allow_n && allow->test(id)) s.sel[cnt++] = uint32_t(j - b0);
-      }
+      cnt = allowed_positions(ids + b0, b1 - b0, *allow, s.sel.data());
       if (!cnt) continue;
       sel = s.sel.data();
     }
@@ -361,19 +380,11 @@ void IvfIndex::search(const VectorStore& store, const float* query, const Search
     scored += scan_list(probes[i], p.allow, s);
     ++scanned;
   }
-  // Too few candidates (tiny lists, a selective filter, a sparse graph answer): keep scanning
-  // lists in brute-force order until k candidates are in hand or every list has been seen.
-  if (cand.size() < k && scanned < nlist_) {
-    s.seen.assign(nlist_, 0);
-    for (const Probe& pr : probes) s.seen[pr.list] = 1;
-    select_lists(nlist_, s.all, stats);
-    for (const Probe& pr : s.all) {
-      if (cand.size() >= k) break;
-      if (s.seen[pr.list]) continue;
+  if (scanned < nlist_)
+    scan_more_lists(s, stats, [&] { return cand.size() >= k; }, [&](const Probe& pr) {
       scored += scan_list(pr, p.allow, s);
       ++scanned;
-    }
-  }
+    });
   // Exact re-ranking of the candidates.
   const auto& cands = cand.finish();
   const size_t row_bytes = store.row_bytes();
@@ -562,7 +573,6 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
   //   l2: ||q||^2 - 2 <q, c> = key - 2 <q, vmin> + ||q||^2 - ||c||^2   ip/cosine: -<q, c> = key - <q, vmin>
   const float list_term = metric_ == Metric::L2 ? pr.key - 2 * s.coarse.q_vmin + s.qq - centroid_bias_[l]
                                                 : pr.key - s.coarse.q_vmin;
-  const size_t allow_n = allow ? allow->size() : 0;
   const size_t row_bytes = store.row_bytes();
   size_t estimated = 0, rescored = 0;
   for (uint32_t b0 = begin; b0 < end; b0 += uint32_t(kScoreBlock)) {
@@ -570,15 +580,11 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
     size_t cnt = b1 - b0;
     const uint32_t* sel = nullptr;
     if (allow) {
-      cnt = 0;
-      for (uint32_t j = b0; j < b1; ++j) {
-        const uint32_t id = ids_[j];
-        if (id < allow_n && allow->test(id)) s.sel[cnt++] = j - b0;
-      }
+      cnt = allowed_positions(ids_.data() + b0, b1 - b0, *allow, s.sel.data());
       if (!cnt) continue;
       sel = s.sel.data();
     }
-    bits_.lower_bounds(s.bq, b0, sel, cnt, s.dots.data(), list_term, kBitBoundConfidence, s.est.data());
+    bits_.lower_bounds(s.bq, b0, sel, cnt, s.dots.data(), list_term, kBitBoundConfidence, s.lower.data());
     estimated += cnt;
     // Rows whose lower bound could still enter the top k, re-scored exactly, most promising
     // first so the top k settles early and the bound rules out the rest (rows prefetched two
@@ -586,7 +592,7 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
     const float thr = out.full() ? out.threshold() : std::numeric_limits<float>::infinity();
     s.rescore.clear();
     for (size_t i = 0; i < cnt; ++i)
-      if (s.est[i] < thr) s.rescore.push_back({s.est[i], b0 + (sel ? sel[i] : uint32_t(i))});
+      if (s.lower[i] < thr) s.rescore.push_back({s.lower[i], b0 + (sel ? sel[i] : uint32_t(i))});
     std::sort(s.rescore.begin(), s.rescore.end(), [](const Probe& a, const Probe& b) { return a.key < b.key; });
     for (size_t i = 0; i < s.rescore.size() && i < 2; ++i) prefetch_bytes(store.row_address(ids_[s.rescore[i].list]), row_bytes);
     for (size_t i = 0; i < s.rescore.size(); ++i) {
@@ -625,16 +631,7 @@ void IvfIndex::search_bits(const VectorStore& store, const float* query, const S
     }
     scan(probes[i]);
   }
-  // Too few rows (tiny lists, a selective filter): more lists in brute-force order, as search().
-  if (!out.full() && scanned < nlist_) {
-    s.seen.assign(nlist_, 0);
-    for (const Probe& pr : probes) s.seen[pr.list] = 1;
-    select_lists(nlist_, s.all, stats);
-    for (const Probe& pr : s.all) {
-      if (out.full()) break;
-      if (!s.seen[pr.list]) scan(pr);
-    }
-  }
+  if (scanned < nlist_) scan_more_lists(s, stats, [&] { return out.full(); }, scan);
   stats.candidates_scored += estimated + rescored;
   stats.nprobe = std::max(stats.nprobe, scanned);
 }

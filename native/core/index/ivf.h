@@ -132,6 +132,8 @@ class IvfIndex : public VectorIndex {
   std::pair<size_t, size_t> scan_list_bits(const VectorStore& store, const float* query, const Probe& list,
                                            const Bitset* allow, Scratch& s, TopK& out) const;
   void encode_bits(const VectorStore& store, const BuildOptions& opts, const std::vector<uint32_t>& list_of);
+  template <class Enough, class Scan>
+  void scan_more_lists(Scratch& s, SearchStats& stats, Enough enough, Scan scan) const;
 };
 
 }  // namespace sable
