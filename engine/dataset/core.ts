@@ -2,7 +2,8 @@
  * The state one dataset's sections share (writes, partitions, compaction, search, hybrid,
  * settings): its storage and manifest, its partitions, and the three orders its work runs in.
  *
- * - Writes run one at a time (`exclusive`): each commits to LMDB, then updates the segments.
+ * - Writes run one at a time (`exclusive`): each commits to LMDB, then updates the segments;
+ *   upserts and deletes that wait meanwhile share one commit (write-groups.ts).
  * - Index builds run one at a time (`buildInTurn`): each uses every core already.
  * - Compactions and rebuilds take turns (`maintenanceTurn`): both rewrite sealed partitions.
  * Seals and builds started by writes run in the background (`track`); `settle` waits for them.
@@ -14,6 +15,7 @@ import { native } from '../native.js';
 import type { Partition } from '../partition.js';
 import { SlaTuner } from '../sla.js';
 import type { DatasetManifest, Storage } from '../storage.js';
+import type { WaitingWrite } from './write-groups.js';
 
 export class DatasetCore {
   partitions: Partition[] = [];
@@ -39,6 +41,10 @@ export class DatasetCore {
   rebuiltSnapshots = 0;
   /** Rows not served because their snapshot held them past a delete (see partitions.openSealed). */
   repairedRows = 0;
+
+  /** Upserts and deletes waiting for the next writer turn (write-groups.ts). */
+  readonly waitingWrites: WaitingWrite[] = [];
+  writeTurnQueued = false;
 
   private queue: Promise<unknown> = Promise.resolve();
   private maintenance: Promise<unknown> = Promise.resolve();
@@ -147,7 +153,11 @@ export class DatasetCore {
 
   /** Waits until no write, compaction, rebuild or background build is under way. */
   async quiesce(): Promise<void> {
-    await this.queue.catch(() => undefined);
+    // A writer turn that leaves writes waiting queues the next turn behind itself.
+    for (let turn = this.queue; ; turn = this.queue) {
+      await turn.catch(() => undefined);
+      if (turn === this.queue) break;
+    }
     await this.maintenance;
     await this.settle().catch(() => undefined);
   }

@@ -2,6 +2,7 @@
  * Upserts and deletes. Each commits to LMDB first (the acknowledgement means durable), in the
  * same transaction as the partition membership it changes, then updates the segments: new rows
  * go to the growing partition, replaced and deleted rows are tombstoned where they lived.
+ * Concurrent writes share their commits (write-groups.ts).
  */
 import { invalid } from '../../errors/codes.js';
 import { columnBatches, TEXT_FIELD } from '../columns.js';
@@ -10,7 +11,7 @@ import type { Partition } from '../partition.js';
 import type { Metadata, Scalar } from '../types.js';
 import { noteRemovals } from './compaction.js';
 import type { DatasetCore } from './core.js';
-import { promoteLocked } from './partitions.js';
+import { submitWrite, type StagedWrite } from './write-groups.js';
 
 type Located = { partition: Partition; mask: Uint8Array }[];
 
@@ -50,7 +51,10 @@ export async function upsert(
   checkIds(ids);
   for (let r = 0; r < ids.length; r++) checkValues(vectors, r * dim, dim, `vector ${ids[r]}`);
   metadata?.forEach((m, i) => checkMetadata(ids[i], m));
-  return core.exclusive(() => upsertLocked(core, ids, vectors, metadata ?? []));
+  const rows = lastRows(ids, vectors, metadata ?? [], dim);
+  const n = rows.ids.length;
+  await submitWrite(core, { ids: rows.ids, rows: n, stage: () => stageUpsert(core, rows) });
+  return { upserted: n };
 }
 
 /** Deletes vectors by id; resolves with how many existed. */
@@ -58,24 +62,37 @@ export async function deleteIds(core: DatasetCore, ids: number[]): Promise<numbe
   core.checkOpen();
   if (!Array.isArray(ids)) throw invalid('ids must be an array of integers');
   checkIds(ids);
-  return core.exclusive(async () => {
-    const unique = Float64Array.from(new Set(ids));
-    const located = locate(core, unique);
-    const { storage, uid } = core;
-    await storage.write(() => {
+  const unique = Float64Array.from(new Set(ids));
+  return submitWrite(core, { ids: unique, rows: 0, stage: () => stageDelete(core, unique) });
+}
+
+function stageDelete(core: DatasetCore, unique: Float64Array): StagedWrite {
+  const { storage, uid } = core;
+  const located = locate(core, unique);
+  const removals = planRemovals(core, located, unique, null);
+  return {
+    record() {
       for (const id of unique) {
         storage.vectors.remove([uid, id]);
         storage.meta.remove([uid, id]);
       }
-      recordRemovals(core, located, unique, null);
-    });
-    if (core.keyword) for (const id of unique) core.keyword.remove(id);
-    return applyRemovals(core, located, unique);
-  });
+      removals();
+    },
+    apply() {
+      if (core.keyword) for (const id of unique) core.keyword.remove(id);
+      return applyRemovals(core, located, unique);
+    },
+  };
 }
 
-async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vectors: Float32Array, metadata: (Metadata | undefined | null)[]) {
-  const { dim, storage, uid } = core;
+interface Rows {
+  ids: Float64Array;
+  vectors: Float32Array;
+  metas: (Metadata | undefined)[];
+}
+
+/** The rows an upsert writes: the last occurrence of each id (as successive calls would leave). */
+function lastRows(ids: number[] | Float64Array, vectors: Float32Array, metadata: (Metadata | undefined | null)[], dim: number): Rows {
   const keep = lastOccurrences(ids);
   const n = keep ? keep.length : ids.length;
   // Ids as one typed array (the caller's own when it passed one and none repeats).
@@ -96,38 +113,47 @@ async function upsertLocked(core: DatasetCore, ids: number[] | Float64Array, vec
       metas[i] = metadata[i] ?? undefined;
     }
   }
+  return { ids: idArray, vectors: rows, metas };
+}
 
-  const located = locate(core, idArray);
+function stageUpsert(core: DatasetCore, { ids, vectors, metas }: Rows): StagedWrite {
+  const { dim, storage, uid } = core;
+  const n = ids.length;
+  const located = locate(core, ids);
   const columns = columnBatches(core.ctx, metas);
   const growing = core.growing;
   const existed = heldSomewhere(located, n);
-  const vectorBuffer = rows.buffer;
-  await storage.write(() => {
-    for (let i = 0; i < n; i++) {
-      const id = idArray[i]!;
-      storage.vectors.put([uid, id], new Uint8Array(vectorBuffer, rows.byteOffset + i * dim * 4, dim * 4));
-      const m = metas[i];
-      if (m && hasKeys(m)) storage.meta.put([uid, id], m);
-      // Only a replaced vector can have metadata to forget.
-      else if (existed[i]) storage.meta.remove([uid, id]);
-      storage.pending.put([uid, growing.pid], id);
-    }
-    recordRemovals(core, located, idArray, growing);
-    if (columns.newTypes.length > 0) storage.catalog.put(core.name, core.manifest);
-    for (const [column, value, code] of columns.newCodes) storage.dict.put([uid, column, value], code);
-  });
-  applyRemovals(core, located, idArray);
-  native.segmentAppend(growing.handle, idArray, rows, columns.batches);
-  if (core.keyword) {
-    for (let i = 0; i < n; i++) {
-      const text = metas[i]?.[TEXT_FIELD];
-      if (typeof text === 'string' && text !== '') core.keyword.add(idArray[i], text);
-      else core.keyword.remove(idArray[i]);
-    }
-  }
-  growing.firstWriteAt ??= Date.now();
-  if (growing.rows >= core.manifest.promotion.max_buffer_vectors) await promoteLocked(core);
-  return { upserted: n };
+  const removals = planRemovals(core, located, ids, growing);
+  const vectorBuffer = vectors.buffer;
+  return {
+    record() {
+      for (let i = 0; i < n; i++) {
+        const id = ids[i]!;
+        storage.vectors.put([uid, id], new Uint8Array(vectorBuffer, vectors.byteOffset + i * dim * 4, dim * 4));
+        const m = metas[i];
+        if (m && hasKeys(m)) storage.meta.put([uid, id], m);
+        // Only a replaced vector can have metadata to forget.
+        else if (existed[i]) storage.meta.remove([uid, id]);
+        storage.pending.put([uid, growing.pid], id);
+      }
+      removals();
+      if (columns.newTypes.length > 0) storage.catalog.put(core.name, core.manifest);
+      for (const [column, value, code] of columns.newCodes) storage.dict.put([uid, column, value], code);
+    },
+    apply() {
+      applyRemovals(core, located, ids);
+      native.segmentAppend(growing.handle, ids, vectors, columns.batches);
+      if (core.keyword) {
+        for (let i = 0; i < n; i++) {
+          const text = metas[i]?.[TEXT_FIELD];
+          if (typeof text === 'string' && text !== '') core.keyword.add(ids[i], text);
+          else core.keyword.remove(ids[i]);
+        }
+      }
+      growing.firstWriteAt ??= Date.now();
+      return n;
+    },
+  };
 }
 
 /**
@@ -167,27 +193,32 @@ function locate(core: DatasetCore, ids: Float64Array): Located {
 }
 
 /**
- * Inside the write transaction that acknowledges a delete or a replacement: the id leaves the
- * LMDB membership of every partition that holds it. That membership is what a partition is
- * after a restart: a partition not sealed yet holds its `pending` ids, a sealed one the ids
- * recorded at its seal minus its `tombs`. So a growing partition loses the pending entry, and
- * any other (sealing, sealed, being rebuilt, a compaction's target) gets a tombstone, plus the
- * pending entry's removal while its seal has not committed.
+ * The LMDB side of removing `ids` from the partitions that hold them, to run inside the write
+ * transaction that acknowledges a delete or a replacement: the id leaves the LMDB membership of
+ * every partition that holds it. That membership is what a partition is after a restart: a
+ * partition not sealed yet holds its `pending` ids, a sealed one the ids recorded at its seal
+ * minus its `tombs`. So a growing partition loses the pending entry, and any other (sealing,
+ * sealed, being rebuilt, a compaction's target) gets a tombstone, plus the pending entry's
+ * removal while its seal has not committed. Planned from the partitions' states now: a
+ * promotion in the same writer turn may change them before the transaction runs.
  */
-function recordRemovals(core: DatasetCore, located: Located, ids: Float64Array, rewrittenIn: Partition | null) {
+function planRemovals(core: DatasetCore, located: Located, ids: Float64Array, rewrittenIn: Partition | null): () => void {
   const { storage, uid } = core;
-  for (const { partition, mask } of located) {
-    for (let i = 0; i < ids.length; i++) {
-      if (!mask[i]) continue;
-      if (partition.state === 'growing') {
-        // A rewrite into the same growing partition keeps its membership key.
-        if (partition !== rewrittenIn) storage.pending.remove([uid, partition.pid], ids[i]);
-      } else {
-        storage.tombs.put([uid, partition.pid, ids[i]], true);
-        if (partition.state === 'sealing') storage.pending.remove([uid, partition.pid], ids[i]);
+  const steps = located.map(({ partition, mask }) => ({ pid: partition.pid, state: partition.state, keepsKey: partition === rewrittenIn, mask }));
+  return () => {
+    for (const { pid, state, keepsKey, mask } of steps) {
+      for (let i = 0; i < ids.length; i++) {
+        if (!mask[i]) continue;
+        if (state === 'growing') {
+          // A rewrite into the same growing partition keeps its membership key.
+          if (!keepsKey) storage.pending.remove([uid, pid], ids[i]);
+        } else {
+          storage.tombs.put([uid, pid, ids[i]], true);
+          if (state === 'sealing') storage.pending.remove([uid, pid], ids[i]);
+        }
       }
     }
-  }
+  };
 }
 
 /** Tombstones the rows in the segments; returns how many ids were live in the dataset. */

@@ -1,0 +1,107 @@
+/**
+ * Group commit. Upserts and deletes of a dataset wait here; each turn of the dataset's writer
+ * takes the waiting writes in arrival order, records them all in one LMDB transaction (one sync
+ * to disk), and only once that commit is durable applies them to the segments, in order, and
+ * acknowledges them. A write is never visible before it is durable, and concurrent writers share
+ * a sync instead of queueing one sync each.
+ *
+ * A turn stops before a write that touches an id an earlier write of the turn touches: each
+ * write's changes are planned from the segments as they are before the turn, which is only right
+ * while no earlier write of the turn moves the same id. It also stops once the growing partition
+ * would overflow, so a promotion comes between. The rest waits for the next turn.
+ */
+import type { DatasetCore } from './core.js';
+import { promoteLocked } from './partitions.js';
+
+/** A write's plan: its LMDB changes and, once those are durable, its segment changes. */
+export interface StagedWrite {
+  /** Inside the turn's write transaction. */
+  record(): void;
+  /** After the commit: changes the segments and answers the write's result. */
+  apply(): number;
+}
+
+export interface GroupedWrite {
+  /** Every id the write adds, replaces or deletes (no repeats). */
+  ids: ArrayLike<number>;
+  /** Rows it appends to the growing partition. */
+  rows: number;
+  /** Plans the write against the segments as they are now (in its turn, before the commit). */
+  stage(): StagedWrite;
+}
+
+export interface WaitingWrite extends GroupedWrite {
+  resolve(n: number): void;
+  reject(e: unknown): void;
+}
+
+/** Queues a write for the dataset's next writer turn; resolves once it is durable and searchable. */
+export function submitWrite(core: DatasetCore, write: GroupedWrite): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    core.waitingWrites.push({ ...write, resolve, reject });
+    scheduleTurn(core);
+  });
+}
+
+function scheduleTurn(core: DatasetCore): void {
+  if (core.writeTurnQueued) return;
+  core.writeTurnQueued = true;
+  void core.exclusive(() => runTurn(core));
+}
+
+async function runTurn(core: DatasetCore): Promise<void> {
+  core.writeTurnQueued = false;
+  const turn = takeTurn(core);
+  const staged: { write: WaitingWrite; plan: StagedWrite }[] = [];
+  for (const write of turn) {
+    try {
+      staged.push({ write, plan: write.stage() });
+    } catch (e) {
+      write.reject(e);
+    }
+  }
+  try {
+    await core.storage.write(() => {
+      for (const { plan } of staged) plan.record();
+    });
+  } catch (e) {
+    for (const { write } of staged) write.reject(e);
+    return;
+  }
+  const answers: (() => void)[] = [];
+  for (const { write, plan } of staged) {
+    try {
+      const n = plan.apply();
+      answers.push(() => write.resolve(n));
+    } catch (e) {
+      answers.push(() => write.reject(e));
+    }
+  }
+  // Before the answers: a caller reading the dataset's state after its write sees the promotion.
+  if (core.growing.rows >= core.manifest.promotion.max_buffer_vectors) {
+    await promoteLocked(core).catch((e: Error) => core.fail(e));
+  }
+  for (const answer of answers) answer();
+  if (core.waitingWrites.length > 0) scheduleTurn(core);
+}
+
+/** The longest prefix of the waiting writes that touches no id twice and fits the growing partition. */
+function takeTurn(core: DatasetCore): WaitingWrite[] {
+  const waiting = core.waitingWrites;
+  const room = core.manifest.promotion.max_buffer_vectors - core.growing.rows;
+  const touched = new Set<number>();
+  let rows = 0;
+  let taken = 0;
+  for (; taken < waiting.length; taken++) {
+    const write = waiting[taken]!;
+    if (taken > 0 && (rows + write.rows > room || touchesAny(write.ids, touched))) break;
+    for (let i = 0; i < write.ids.length; i++) touched.add(write.ids[i]!);
+    rows += write.rows;
+  }
+  return waiting.splice(0, taken);
+}
+
+function touchesAny(ids: ArrayLike<number>, touched: Set<number>): boolean {
+  for (let i = 0; i < ids.length; i++) if (touched.has(ids[i]!)) return true;
+  return false;
+}
