@@ -116,6 +116,8 @@ export interface NativeAddon {
   readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;
+  /** A new sealed segment of the live rows; its index kept when the index could drop rows (indexStatus 'ready'). */
+  segmentLiveCopy(handle: number): Promise<number>;
   /** Resolves with the snapshot's checksum (16 hex digits). */
   segmentSave(handle: number, path: string): Promise<string>;
   /** With a checksum, refuses (snapshot_corrupt) any file but the snapshot saved with it. */

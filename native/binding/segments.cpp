@@ -366,6 +366,16 @@ Napi::Value segment_absorb(const Napi::CallbackInfo& info) {
   });
 }
 
+// segmentLiveCopy(handle): a new sealed segment of the live rows, indexed when the index could drop rows.
+Napi::Value segment_live_copy(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto source = segment_of(uint32_arg(info, 0, "handle"));
+    auto copy = std::make_shared<std::shared_ptr<Segment>>();
+    return queue(new Task(info.Env(), [source, copy] { *copy = source->live_copy(); },
+                          [copy](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, register_segment(*copy)); }));
+  });
+}
+
 // Snapshot checksums cross the boundary as 16 hex digits: exact (a double is not), and plain to store.
 std::string checksum_hex(uint64_t c) {
   char out[17];
@@ -474,6 +484,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "indexListsFor", index_lists_for);
   set(env, exports, "segmentLiveIds", segment_live_ids);
   set(env, exports, "segmentAbsorb", segment_absorb);
+  set(env, exports, "segmentLiveCopy", segment_live_copy);
   set(env, exports, "segmentSave", segment_save);
   set(env, exports, "segmentLoad", segment_load);
   set(env, exports, "search", search);

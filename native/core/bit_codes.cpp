@@ -200,6 +200,26 @@ void BitCodes::load(Reader& r, size_t dim, Metric metric, size_t rows) {
       if (!std::isfinite(f)) corrupt("non-finite value");
 }
 
+BitCodes BitCodes::keep_positions(const std::vector<uint32_t>& kept) const {
+  BitCodes out;
+  out.dim_ = dim_;
+  out.words_ = words_;
+  out.metric_ = metric_;
+  out.signs_flip_ = signs_flip_;
+  out.mean_ = mean_;
+  out.bits_.resize(kept.size() * words_);
+  for (auto* v : {&out.slope_, &out.lo_slope_, &out.offset_, &out.error_}) v->resize(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const size_t p = kept[i];
+    std::copy_n(bits_.data() + p * words_, words_, out.bits_.data() + i * words_);
+    out.slope_[i] = slope_[p];
+    out.lo_slope_[i] = lo_slope_[p];
+    out.offset_[i] = offset_[p];
+    out.error_[i] = error_[p];
+  }
+  return out;
+}
+
 size_t BitCodes::memory_bytes() const {
   return (signs_flip_.capacity() + mean_.capacity() + slope_.capacity() + lo_slope_.capacity() + offset_.capacity() +
           error_.capacity()) * sizeof(float) + bits_.capacity() * sizeof(uint64_t);

@@ -54,6 +54,10 @@ class BitCodes {
   void lower_bounds(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* dots, float base,
                     float confidence, float* lower) const;
 
+  // The codes of positions kept[0], kept[1], ... (same rotation and mean): dropping rows needs
+  // no re-encoding, each code depends only on its row and its list's centroid.
+  BitCodes keep_positions(const std::vector<uint32_t>& kept) const;
+
   void save(Writer& w) const;
   // Throws snapshot_corrupt unless what it reads fits `dim` and `rows`.
   void load(Reader& r, size_t dim, Metric metric, size_t rows);

@@ -58,6 +58,25 @@ void VectorStore::assign_halves(std::vector<uint16_t>&& halves) {
   }
 }
 
+VectorStore VectorStore::keep_rows(const std::vector<uint32_t>& kept) const {
+  VectorStore out(dim_, metric_);
+  out.half_ = half_;
+  if (half_) {
+    out.halves_.resize(kept.size() * dim_);
+    for (size_t i = 0; i < kept.size(); ++i)
+      std::memcpy(out.halves_.data() + i * dim_, halves_.data() + size_t(kept[i]) * dim_, dim_ * sizeof(uint16_t));
+    if (!inv_norms_.empty()) {
+      out.inv_norms_.resize(kept.size());
+      for (size_t i = 0; i < kept.size(); ++i) out.inv_norms_[i] = inv_norms_[kept[i]];
+    }
+  } else {
+    out.data_.resize(kept.size() * dim_);
+    for (size_t i = 0; i < kept.size(); ++i)
+      std::memcpy(out.data_.data() + i * dim_, data_.data() + size_t(kept[i]) * dim_, dim_ * sizeof(float));
+  }
+  return out;
+}
+
 bool VectorStore::fits_f16_exactly() const {
   if (half_) return true;
   for (float v : data_)

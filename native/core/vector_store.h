@@ -50,6 +50,8 @@ class VectorStore {
     half_ = false;
   }
   void assign_halves(std::vector<uint16_t>&& halves);
+  // A store of rows kept[0], kept[1], ... of this one, in the same precision (no rounding again).
+  VectorStore keep_rows(const std::vector<uint32_t>& kept) const;
   // Rows held, not capacity: a growing store reserves its rows up front as address space, which
   // costs no memory until rows arrive (sealed stores are shrunk to fit).
   size_t memory_bytes() const {

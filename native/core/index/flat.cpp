@@ -32,6 +32,9 @@ class FlatIndex final : public VectorIndex {
   void save(Writer& w) const override { w.u8(0); }
   void load(Reader& r, const VectorStore&) override { r.u8(); }
   size_t memory_bytes() const override { return 0; }
+  std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>&, const VectorStore&) const override {
+    return std::make_unique<FlatIndex>();
+  }
 };
 
 }  // namespace

@@ -53,6 +53,12 @@ class VectorIndex {
   // Restores what save wrote; `store` is the segment's store, already loaded.
   virtual void load(Reader& r, const VectorStore& store) = 0;
   virtual size_t memory_bytes() const = 0;
+  // This index over rows kept[0], kept[1], ... of its store only (ascending; they become rows 0,
+  // 1, ... of `store`, a keep_rows copy), without training anything again; null when this type
+  // cannot drop rows (the caller builds anew).
+  virtual std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const {
+    return nullptr;
+  }
   // Defaults of the per-query knobs, for receipts and the SLA tuner (0 where not applicable).
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }

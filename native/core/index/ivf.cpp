@@ -839,6 +839,63 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
   on_centroids(none, &r);
 }
 
+std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const {
+  // A snapshot with more lists than rows is refused on load.
+  if (kept.size() < nlist_ || store.size() != kept.size()) return nullptr;
+  std::unique_ptr<VectorIndex> made = make_index(type());
+  auto* out = static_cast<IvfIndex*>(made.get());
+  out->dim_ = dim_;
+  out->metric_ = metric_;
+  out->nlist_ = nlist_;
+  out->default_nprobe_ = default_nprobe_;
+  out->residual_ = residual_;
+  out->centroids_ = centroids_;
+  out->stride_ = stride_;
+  out->sq8_ = sq8_;
+  out->centroid_sq8_ = centroid_sq8_;
+  out->centroid_codes_ = centroid_codes_;
+  out->centroid_bias_ = centroid_bias_;
+  out->bit_codes_ = bit_codes_;
+  out->recall_curve_ = recall_curve_;
+
+  uint32_t old_rows = 0;
+  for (uint32_t r : ids_) old_rows = std::max(old_rows, r + 1);
+  std::vector<uint32_t> renumbered(old_rows, UINT32_MAX);
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (kept[i] < old_rows) renumbered[kept[i]] = uint32_t(i);
+  const bool per_code_bias = !bias_.empty();
+  std::vector<uint32_t> kept_positions;
+  kept_positions.reserve(kept.size());
+  out->offsets_.assign(1, 0);
+  out->ids_.reserve(kept.size());
+  for (uint32_t l = 0; l < nlist_; ++l) {
+    for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) {
+      const uint32_t row = renumbered[ids_[pos]];
+      if (row == UINT32_MAX) continue;
+      out->ids_.push_back(row);
+      kept_positions.push_back(pos);
+    }
+    out->offsets_.push_back(uint32_t(out->ids_.size()));
+  }
+  // Every kept row is in exactly one list.
+  if (out->ids_.size() != kept.size()) return nullptr;
+  if (bit_codes_) {
+    out->bits_ = bits_.keep_positions(kept_positions);
+    out->codes_.assign(kCodeTail, 0);
+  } else {
+    out->codes_.assign(kept_positions.size() * stride_ + kCodeTail, 0);
+    for (size_t i = 0; i < kept_positions.size(); ++i)
+      std::copy_n(codes_.data() + size_t(kept_positions[i]) * stride_, stride_, out->codes_.data() + i * stride_);
+    if (per_code_bias) {
+      out->bias_.resize(kept_positions.size());
+      for (size_t i = 0; i < kept_positions.size(); ++i) out->bias_[i] = bias_[kept_positions[i]];
+    }
+  }
+  BuildOptions none;
+  out->on_centroids(none, nullptr);
+  return made;
+}
+
 size_t IvfIndex::memory_bytes() const {
   return centroids_.capacity() * sizeof(float) + offsets_.capacity() * sizeof(uint32_t) +
          ids_.capacity() * sizeof(uint32_t) + codes_.capacity() + bias_.capacity() * sizeof(float) +

@@ -37,6 +37,9 @@ class IvfIndex : public VectorIndex {
   void save(Writer& w) const override;
   void load(Reader& r, const VectorStore& store) override;
   size_t memory_bytes() const override;
+  // The lists without the dropped rows, the centroids, quantizers and calibration as built (the
+  // rows left are rows the centroids were trained on). Null below one row a list.
+  std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const override;
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }

@@ -308,6 +308,37 @@ void Segment::append_live_rows_of(const Segment& src) {
   live_.resize(before + added, true);
 }
 
+std::shared_ptr<Segment> Segment::live_copy() const {
+  std::shared_lock lock(mu_);
+  auto out = std::make_shared<Segment>(store_.dim(), store_.metric());
+  std::vector<uint32_t> kept;
+  kept.reserve(ids_.size() - tombstone_count_);
+  for (size_t r = 0; r < ids_.size(); ++r)
+    if (!tombstones_.test(r)) kept.push_back(uint32_t(r));
+  out->store_ = store_.keep_rows(kept);
+  out->ids_.reserve(kept.size());
+  for (uint32_t r : kept) {
+    out->ids_.push_back(ids_[r]);
+    out->row_of_.insert(ids_[r], uint32_t(out->ids_.size() - 1), out->ids_);
+  }
+  for (const auto& [name, col] : columns_.all()) {
+    Column& copy = out->columns_.all().try_emplace(name, col.type()).first->second;
+    for (uint32_t r : kept) copy.append_row(col, r);
+  }
+  out->tombstones_.resize(kept.size(), false);
+  out->live_.resize(kept.size(), true);
+  out->sealed_ = true;
+  if (index_ && index_status_ == IndexStatus::Ready) {
+    out->index_ = index_->keep_rows(kept, out->store_);
+    if (out->index_) {
+      out->index_type_ = index_type_;
+      out->index_status_ = IndexStatus::Ready;
+      out->progress_ = 100;
+    }
+  }
+  return out;
+}
+
 Segment::Reconciled Segment::reconcile(const int64_t* members, size_t n) {
   std::unique_lock lock(mu_);
   Reconciled out;

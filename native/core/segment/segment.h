@@ -88,6 +88,11 @@ class Segment {
   void replace_columns(const std::vector<ColumnBatch>& columns, size_t rows);
   // Copies the live rows of `sources` into this (growing) segment: compaction.
   void append_live_rows_of(const Segment& source);
+  // A sealed segment of this one's live rows with its index, rows dropped from the index without
+  // a new build (VectorIndex::keep_rows); without an index (status None) when this one has none
+  // ready or its type cannot drop rows. Rewriting a partition without its deleted rows this way
+  // costs a copy, where a build trains and encodes again.
+  std::shared_ptr<Segment> live_copy() const;
 
   // Makes the live rows exactly the rows of `members` (the engine's record of what this segment
   // holds): live rows outside it are tombstoned. `missing` counts members with no live row here,
