@@ -44,6 +44,9 @@ describe('filtered search keeps its recall at every selectivity', async () => {
         // Selective filters are answered by scoring the matches exactly; broad ones through the index.
         if (selectivity <= 0.01) expect([...strategies]).toEqual(['exact']);
         if (selectivity === 0.5) expect(strategies.has('exact')).toBe(false);
+        // 2,000 matches cost more to score than a list scan widened tenfold that tests a filter
+        // bit a row (the planner once divided the widened scan's cost by the selectivity again).
+        if (selectivity === 0.1 && indexType !== 'hnsw') expect(strategies.has('exact'), `${[...strategies]}`).toBe(false);
       }
       await engine.dropDataset(ds.name);
     });

@@ -125,6 +125,11 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
         qps2: two ? nqRun / two.seconds : null,
         strategy: adapter.filteredStrategy ? await adapter.filteredStrategy(op.value, c.threshold) : null,
       };
+      // What the planner chose against an exact scan of the same matches, when it chose the index.
+      if (adapter.filteredExactSearch && f.strategy && !/^exact(\+none)?$/.test(f.strategy)) {
+        const exactRun = await timed(() => adapter.filteredExactSearch!(c.threshold!, 1, nqRun));
+        f.qpsExact = nqRun / exactRun.seconds;
+      }
       say(`filter ${c.name} (${(c.selectivity * 100).toFixed(1)}%): recall ${f.recall.toFixed(4)}, ${f.qps1.toFixed(0)} q/s${f.strategy ? `, ${f.strategy}` : ''}`);
       run.filtered.push(f);
     }

@@ -113,6 +113,9 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
     async filteredSearch(value, threshold, threads, limit = data!.nq) {
       return toIds(await ds!.searchBatch(data!.queries.subarray(0, limit * data!.meta.dim), opts(value, threads, threshold)));
     },
+    async filteredExactSearch(threshold, threads, limit = data!.nq) {
+      return toIds(await ds!.searchBatch(data!.queries.subarray(0, limit * data!.meta.dim), { ...opts(null, threads, threshold), exact: true }));
+    },
     async filteredStrategy(value, threshold) {
       const { receipt } = await ds!.searchDetailed(data!.queries.subarray(0, data!.meta.dim), opts(value, 1, threshold));
       const parts = receipt.partitions?.map((p) => p.strategy).filter((x, i, a) => a.indexOf(x) === i) ?? [];

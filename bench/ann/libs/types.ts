@@ -22,6 +22,8 @@ export interface FilteredPoint {
   qps2: number | null;
   /** The planner's strategy from the search receipt, when the engine reports one. */
   strategy: string | null;
+  /** One-thread QPS of an exact scan of the matches (the planner's alternative), when measured. */
+  qpsExact?: number | null;
 }
 
 export interface LibRun {
@@ -114,6 +116,8 @@ export interface Adapter {
   extraSettings?: { label: string; value: number | null }[];
   filteredSearch?(value: number | null, threshold: number, threads: 1 | 2, limit?: number): Promise<ArrayLike<number>[]>;
   filteredStrategy?(value: number | null, threshold: number): Promise<string | null>;
+  /** The same filtered queries answered by an exact scan of the matches. */
+  filteredExactSearch?(threshold: number, threads: 1 | 2, limit?: number): Promise<ArrayLike<number>[]>;
   isa?(): string | undefined;
   notes: string[];
   close(): Promise<void>;

@@ -74,6 +74,13 @@ class VectorIndex {
   virtual double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t beam_width, size_t rows) const {
     return double(rows);
   }
+  // The same for a search whose filter allows `selectivity` of the rows, with the knobs it will
+  // run with (nprobe already widened where the index widens it). A filtered graph traversal meets
+  // about 1/selectivity times the nodes of an unfiltered one.
+  virtual double estimated_filtered_cost(uint32_t k, uint32_t nprobe, uint32_t beam_width, size_t rows,
+                                         double selectivity) const {
+    return estimated_cost(k, nprobe, beam_width, rows) / selectivity;
+  }
   // Whether a filtered search should scale nprobe by 1/selectivity: inverted lists pass only the
   // allowed share of what they hold; a filtered graph traversal already explores until it has
   // enough allowed results.

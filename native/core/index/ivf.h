@@ -55,11 +55,26 @@ class IvfIndex : public VectorIndex {
   // twenty-fifth: 4-5 ns against about 160 ns a row for the exact scan of a filter's matches,
   // 384-d), ranking a list about a quarter (SQ8 centroids), plus the exact re-scoring.
   double estimated_cost(uint32_t k, uint32_t nprobe, uint32_t, size_t rows) const override {
-    double lists = nlist_ ? double(std::min(nprobe ? nprobe : default_nprobe_, nlist_)) / nlist_ : 1.0;
-    return lists * double(rows) * (bit_codes_ ? 0.04 : 0.35) + nlist_ * 0.25 + default_rerank_depth(k);
+    return list_scan_cost(k, nprobe, rows, code_cost());
+  }
+  // The widened lists' rows each cost a test of the filter's bit; only the allowed share is
+  // scored. (Dividing the widened cost by the selectivity again sent a 10 % filter on a 120k-row
+  // text partition to an exact scan of its 12k matches.)
+  double estimated_filtered_cost(uint32_t k, uint32_t nprobe, uint32_t, size_t rows, double selectivity) const override {
+    return list_scan_cost(k, nprobe, rows, selectivity * code_cost() + kFilterTestCost);
   }
 
+  // One filter bit tested per row of a scanned list, in exact distances (about 1-2 ns).
+  static constexpr double kFilterTestCost = 0.01;
+
  protected:
+  double code_cost() const { return bit_codes_ ? 0.04 : 0.35; }
+  // Ranking the lists, scanning nprobe of them at `per_row` a row, re-scoring the candidates.
+  double list_scan_cost(uint32_t k, uint32_t nprobe, size_t rows, double per_row) const {
+    double lists = nlist_ ? double(std::min(nprobe ? nprobe : default_nprobe_, nlist_)) / nlist_ : 1.0;
+    return lists * double(rows) * per_row + nlist_ * 0.25 + default_rerank_depth(k);
+  }
+
   struct Probe {
     float key;  // coarse key of the list (see coarse_keys); ranks lists like the distance to them
     uint32_t list;

@@ -185,10 +185,11 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   // the surviving candidates stay what the unfiltered knobs would give.
   if (indexed && selectivity < 0.999 && index_->widens_nprobe_for_filters())
     nprobe = uint32_t(std::ceil(nprobe / selectivity));
-  // Exact when there is no index, when asked, or when scoring the matches costs less than a
-  // filtered traversal, which meets about 1/selectivity times the rows of an unfiltered one.
+  // Exact when there is no index, when asked, or when scoring the matches costs less than the
+  // filtered traversal.
   bool exact = q.exact || !indexed ||
-               double(matches) <= index_->estimated_cost(q.k, nlist ? std::min(nprobe, nlist) : nprobe, beam, rows) / selectivity;
+               double(matches) <= index_->estimated_filtered_cost(q.k, nlist ? std::min(nprobe, nlist) : nprobe, beam, rows,
+                                                                  selectivity);
   if (exact) {
     exact_scan(store_, query, allow, local, stats);
     receipt.strategy = "exact";
