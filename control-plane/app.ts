@@ -159,6 +159,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   datasets.onDelete(async (id) => {
     await documentStore.removeDataset(id);
     await scheduleStore.removeDataset(id);
+    await uploads.removeDataset(id);
   });
   const snapshot = async () => {
     const all = scheduleStore.all();

@@ -9,6 +9,7 @@ import { badRequest, SableError } from '../errors/codes.js';
 import { UPLOAD_URL_SECONDS, type ObjectStore } from '../storage/object-store.js';
 import type { IdempotencyKey, JobQueue } from './queue.js';
 import { failedFile, newFile, queued, type FileRecord, type JobRecord } from './records.js';
+import { finish } from './runner.js';
 
 export interface FileDeclared {
   name: string;
@@ -89,6 +90,32 @@ export class UploadJobs {
     }
     await this.jobs.put(queued(job, confirmed, `${confirmed} file(s) confirmed`), settled);
     return confirmed;
+  }
+
+  /**
+   * After a dataset is deleted: the stored files of its bulk loads (Parquet jobs) go with it, and
+   * a load still waiting for its upload ends failed, so its URLs take no more bytes. Uploads of
+   * file_upload sources stay: they belong to their source, whose later jobs ingest them again.
+   * Resolves with how many files were removed.
+   */
+  async removeDataset(datasetId: string): Promise<number> {
+    let removed = 0;
+    for (const job of await this.jobs.ofDataset(datasetId)) {
+      if (job.kind !== 'parquet') continue;
+      const files = await this.jobs.files(job.job_id);
+      if (job.status === 'pending' && !job.confirmed) {
+        const message = 'the dataset was deleted before the upload was completed';
+        await this.jobs.put(
+          finish(job, 'failed', { type: 'dataset_unavailable', message }),
+          files.filter((f) => f.status === 'pending').map((f) => failedFile(f, 'dataset_unavailable', message)),
+        );
+      }
+      for (const f of files) {
+        await this.objects.remove(storageKeyOf(f));
+        removed++;
+      }
+    }
+    return removed;
   }
 
   /** The job of an upload/complete call, or job_not_found (another org's, another dataset's). */

@@ -1,7 +1,7 @@
 // Bulk Parquet loads over real HTTP: presigned uploads to the local store, multipart uploads,
 // durable jobs with files and statistics, malformed files, retry, validate_only, idempotency,
 // and a job resumed after the service stopped halfway through it.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +110,23 @@ describe('bulk Parquet uploads and jobs over HTTP', () => {
     expect(list).toMatchObject({ total: 1, limit: 50, offset: 0 });
     expect(list.jobs[0].job_id).toBe(job.job_id);
     expect((await call('GET', '/ingestion/jobs/00000000-0000-0000-0000-000000000000')).body.error).toBe('job_not_found');
+  });
+
+  it('deleting a dataset removes its uploaded files, and an upload still open takes no more bytes', async () => {
+    const id = await dataset('bulk-gone');
+    const bytes = parquetBytes([batchOf(range(0, 50))]);
+    expect((await load(id, [bytes])).status).toBe('completed');
+    const open = await call('POST', `/v1/datasets/${id}/upload/init`, { files: [{ name: 'late.parquet', size_bytes: bytes.byteLength, content_type: PARQUET }] });
+    const filesUnder = (d: string): string[] => (existsSync(d) ? readdirSync(d, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name) : []);
+    const stored = join(dir, 'uploads', id);
+    expect(filesUnder(stored)).toHaveLength(1);
+    expect((await call('DELETE', `/datasets/${id}`)).status).toBe(204);
+    expect(filesUnder(stored)).toEqual([]);
+    const late = await put(open.body.uploads[0].upload_url, bytes);
+    expect(late.status).toBe(403);
+    expect(filesUnder(stored)).toEqual([]);
+    const job = (await call('GET', `/ingestion/jobs/${open.body.job_id}`)).body;
+    expect(job).toMatchObject({ status: 'failed', error_details: { type: 'dataset_unavailable' } });
   });
 
   it('refuses a PUT with another content type, another size, a forged or an expired URL (403)', async () => {

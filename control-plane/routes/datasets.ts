@@ -34,7 +34,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       handler: async ({ caller, params }) => json(200, view(svc.get(caller.orgId, params.datasetId))),
     },
     {
-      method: 'DELETE', path: '/datasets/:datasetId', auth: 'key', summary: 'Delete a dataset, its vectors and index files', responses: { 204: null },
+      method: 'DELETE', path: '/datasets/:datasetId', auth: 'key', summary: 'Delete a dataset, its vectors, index files and bulk-load uploads', responses: { 204: null },
       handler: async ({ caller, params }) => {
         await svc.delete(caller.orgId, params.datasetId);
         return { status: 204 };

@@ -115,6 +115,7 @@ export function uploadRoutes(d: UploadDeps): Route[] {
         const file = await d.jobs.file(t.jobId, t.fileId);
         if (!job || !file) throw new SableError('forbidden', 'the upload this URL was made for no longer exists');
         if (job.confirmed) throw new SableError('forbidden', 'upload/complete was already called for this job; its files are closed');
+        if (job.status !== 'pending') throw new SableError('forbidden', `the job has ended (${job.status}); its files are closed`);
         try {
           await d.objects.put(t.key, req.stream!, { exact: t.sizeBytes }, t.contentType);
         } catch (e) {
