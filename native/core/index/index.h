@@ -29,6 +29,9 @@ struct SearchParams {
   uint32_t nprobe = 0;        // ivf/sable lists to scan; 0: the index default
   uint32_t beam_width = 0;    // hnsw ef (and sable's centroid beam); 0: the index default
   uint32_t rerank_depth = 0;  // ivf/sable candidates re-scored exactly; 0: the index default
+  // The lists the caller asked for, before a filter widened them (0: nprobe): one-bit codes
+  // re-score more widely when the caller asks past the default, not when a filter widens.
+  uint32_t asked_nprobe = 0;
   const Bitset* allow = nullptr;  // rows that may be returned; null: every row
 };
 

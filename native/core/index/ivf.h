@@ -148,7 +148,9 @@ class IvfIndex : public VectorIndex {
   void search_bits(const VectorStore& store, const float* query, const SearchParams& p, TopK& out,
                    SearchStats& stats) const;
   std::pair<size_t, size_t> scan_list_bits(const VectorStore& store, const float* query, const Probe& list,
-                                           const Bitset* allow, Scratch& s, TopK& out) const;
+                                           const Bitset* allow, float confidence, Scratch& s, TopK& out) const;
+  // Error bounds of slack in the bit-code scan for a caller who asked for `asked_nprobe` lists.
+  float bound_confidence(uint32_t asked_nprobe) const;
   void encode_bits(const VectorStore& store, const BuildOptions& opts, const std::vector<uint32_t>& list_of);
   template <class Enough, class Scan>
   void scan_more_lists(Scratch& s, SearchStats& stats, Enough enough, Scan scan) const;

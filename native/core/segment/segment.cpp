@@ -201,6 +201,7 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
     p.k = q.k;
     p.allow = allow;
     p.rerank_depth = q.rerank_depth;
+    p.asked_nprobe = q.nprobe ? q.nprobe : index_->default_nprobe();
     size_t want = std::min<size_t>(q.k, matches);
     receipt.strategy = "index";
     for (int attempt = 0;; ++attempt) {
