@@ -69,14 +69,13 @@ export async function deleteIds(core: DatasetCore, ids: number[]): Promise<numbe
 function stageDelete(core: DatasetCore, unique: Float64Array): StagedWrite {
   const { storage, uid } = core;
   const located = locate(core, unique);
-  const removals = planRemovals(core, located, unique, null);
   return {
     record() {
       for (const id of unique) {
         storage.vectors.remove([uid, id]);
         storage.meta.remove([uid, id]);
       }
-      removals();
+      recordRemovals(core, located, unique, null);
     },
     apply() {
       if (core.keyword) for (const id of unique) core.keyword.remove(id);
@@ -123,7 +122,6 @@ function stageUpsert(core: DatasetCore, { ids, vectors, metas }: Rows): StagedWr
   const columns = columnBatches(core.ctx, metas);
   const growing = core.growing;
   const existed = heldSomewhere(located, n);
-  const removals = planRemovals(core, located, ids, growing);
   const vectorBuffer = vectors.buffer;
   return {
     record() {
@@ -136,7 +134,7 @@ function stageUpsert(core: DatasetCore, { ids, vectors, metas }: Rows): StagedWr
         else if (existed[i]) storage.meta.remove([uid, id]);
         storage.pending.put([uid, growing.pid], id);
       }
-      removals();
+      recordRemovals(core, located, ids, growing);
       if (columns.newTypes.length > 0) storage.catalog.put(core.name, core.manifest);
       for (const [column, value, code] of columns.newCodes) storage.dict.put([uid, column, value], code);
     },
@@ -193,32 +191,27 @@ function locate(core: DatasetCore, ids: Float64Array): Located {
 }
 
 /**
- * The LMDB side of removing `ids` from the partitions that hold them, to run inside the write
- * transaction that acknowledges a delete or a replacement: the id leaves the LMDB membership of
- * every partition that holds it. That membership is what a partition is after a restart: a
- * partition not sealed yet holds its `pending` ids, a sealed one the ids recorded at its seal
- * minus its `tombs`. So a growing partition loses the pending entry, and any other (sealing,
- * sealed, being rebuilt, a compaction's target) gets a tombstone, plus the pending entry's
- * removal while its seal has not committed. Planned from the partitions' states now: a
- * promotion in the same writer turn may change them before the transaction runs.
+ * Inside the write transaction that acknowledges a delete or a replacement: the id leaves the
+ * LMDB membership of every partition that holds it. That membership is what a partition is
+ * after a restart: a partition not sealed yet holds its `pending` ids, a sealed one the ids
+ * recorded at its seal minus its `tombs`. So a growing partition loses the pending entry, and
+ * any other (sealing, sealed, being rebuilt, a compaction's target) gets a tombstone, plus the
+ * pending entry's removal while its seal has not committed.
  */
-function planRemovals(core: DatasetCore, located: Located, ids: Float64Array, rewrittenIn: Partition | null): () => void {
+function recordRemovals(core: DatasetCore, located: Located, ids: Float64Array, rewrittenIn: Partition | null) {
   const { storage, uid } = core;
-  const steps = located.map(({ partition, mask }) => ({ pid: partition.pid, state: partition.state, keepsKey: partition === rewrittenIn, mask }));
-  return () => {
-    for (const { pid, state, keepsKey, mask } of steps) {
-      for (let i = 0; i < ids.length; i++) {
-        if (!mask[i]) continue;
-        if (state === 'growing') {
-          // A rewrite into the same growing partition keeps its membership key.
-          if (!keepsKey) storage.pending.remove([uid, pid], ids[i]);
-        } else {
-          storage.tombs.put([uid, pid, ids[i]], true);
-          if (state === 'sealing') storage.pending.remove([uid, pid], ids[i]);
-        }
+  for (const { partition, mask } of located) {
+    for (let i = 0; i < ids.length; i++) {
+      if (!mask[i]) continue;
+      if (partition.state === 'growing') {
+        // A rewrite into the same growing partition keeps its membership key.
+        if (partition !== rewrittenIn) storage.pending.remove([uid, partition.pid], ids[i]);
+      } else {
+        storage.tombs.put([uid, partition.pid, ids[i]], true);
+        if (partition.state === 'sealing') storage.pending.remove([uid, partition.pid], ids[i]);
       }
     }
-  };
+  }
 }
 
 /** Tombstones the rows in the segments; returns how many ids were live in the dataset. */

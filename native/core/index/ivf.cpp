@@ -873,11 +873,10 @@ std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& ke
   out->bit_codes_ = bit_codes_;
   out->recall_curve_ = recall_curve_;
 
-  uint32_t old_rows = 0;
-  for (uint32_t r : ids_) old_rows = std::max(old_rows, r + 1);
-  std::vector<uint32_t> renumbered(old_rows, UINT32_MAX);
+  // The lists hold every row of the store once: ids_ is a permutation of [0, ids_.size()).
+  std::vector<uint32_t> renumbered(ids_.size(), UINT32_MAX);
   for (size_t i = 0; i < kept.size(); ++i)
-    if (kept[i] < old_rows) renumbered[kept[i]] = uint32_t(i);
+    if (kept[i] < renumbered.size()) renumbered[kept[i]] = uint32_t(i);
   const bool per_code_bias = !bias_.empty();
   std::vector<uint32_t> kept_positions;
   kept_positions.reserve(kept.size());
