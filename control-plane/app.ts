@@ -55,7 +55,7 @@ import { ParquetPool, ParsePool, SearchPool } from '../workers/index.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { Router } from './http/router.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, pickAdapter } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
@@ -76,7 +76,10 @@ import { vectorRoutes } from './routes/vectors.js';
 export interface Service {
   url: string;
   port: number;
+  /** The HTTP adapter serving: 'uWebSockets.js' or 'node:http'. */
   adapter: string;
+  /** Why that adapter: the uWS binary that loaded, or why none did. */
+  adapterDetail: string;
   /** Where the local store's upload URLs point (the main URL unless a second listener takes uploads). */
   uploadUrl: string;
   /** The admin key, when this start created it (first start on an empty data directory). */
@@ -92,6 +95,8 @@ export interface ServiceHooks {
 
 export async function startService(config: Config, hooks: ServiceHooks = {}): Promise<Service> {
   const now = hooks.now ?? (() => new Date());
+  // An adapter that cannot serve here (uws asked, no binary) fails the start before anything opens.
+  const adapter = pickAdapter(config.httpAdapter);
   // A bad master key fails the start before anything is opened.
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const store = new ControlStore(config.dataDir);
@@ -161,9 +166,11 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     await scheduleStore.removeDataset(id);
     await uploads.removeDataset(id);
   });
+  let server: HttpServer | undefined;
   const snapshot = async () => {
     const all = scheduleStore.all();
     return {
+      adapter: server?.adapter ?? 'none',
       vectors: engine.listDatasets().map((d): [string, number] => [d.name, d.stats().vector_count]),
       jobs: await jobs.counts(),
       schedules: { total: all.length, enabled: all.filter((x) => x.enabled).length, ...schedules.counters },
@@ -182,7 +189,6 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
       return m ? sessionTokens.verify(m[1]) : undefined;
     },
   );
-  let server: HttpServer | undefined;
   router.add(
     ...opsRoutes({ router, engine, metrics, snapshot, adapter: () => server?.adapter ?? 'none', schemas: sourceConfigComponents() }),
     ...datasetRoutes(datasets),
@@ -206,7 +212,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     return response;
   };
   const serverOptions = { maxBodyBytes: config.maxBodyBytes, streams: (method: string, path: string) => router.streams(method, path) };
-  server = createHttpServer(handler, { ...serverOptions, adapter: config.httpAdapter });
+  server = createHttpServer(handler, { ...serverOptions, adapter });
   const port = await server.listen(config.host, config.port);
   listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   // uWebSockets.js refuses a Content-Length of ten digits or more (1 GB and up), and Parquet files
@@ -214,7 +220,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   let uploadServer: HttpServer | undefined;
   let uploadPort = port;
   if (server.adapter !== 'node:http' && !config.s3) {
-    uploadServer = createHttpServer(handler, { ...serverOptions, adapter: 'node' });
+    uploadServer = createHttpServer(handler, { ...serverOptions, adapter: { node: 'the upload listener' } });
     uploadPort = await uploadServer.listen(config.host, config.uploadPort ?? (config.port === 0 ? 0 : port + 1));
   }
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
@@ -225,6 +231,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     port,
     uploadUrl: `http://${config.host}:${uploadPort}`,
     adapter: server.adapter,
+    adapterDetail: server.detail,
     createdAdminKey,
     async close() {
       await server!.close();

@@ -81,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
     // Where the key is, never the key: output ends up in logs, and no log line may carry a secret.
     if (service.createdAdminKey) console.log(`admin key of organization default written to ${join(config.dataDir, 'admin.key')} (mode 0600)`);
     console.log(`sable listening on ${service.url}`);
-    console.error(`sable: http adapter ${service.adapter}, uploads at ${service.uploadUrl}, data directory ${config.dataDir}`);
+    console.error(`sable: http adapter ${service.adapter} (${service.adapterDetail}) on Node ${process.version}, uploads at ${service.uploadUrl}, data directory ${config.dataDir}`);
     const stop = () => void service.close().then(() => process.exit(0));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

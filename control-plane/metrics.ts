@@ -66,6 +66,8 @@ export class Metrics {
       lines.push(`sable_http_request_duration_seconds_sum{${k}} ${h.sum}`);
       lines.push(`sable_http_request_duration_seconds_count{${k}} ${h.count}`);
     }
+    lines.push('# HELP sable_info The running service: its HTTP adapter and Node.js version.', '# TYPE sable_info gauge');
+    lines.push(`sable_info{adapter="${escape(now.adapter)}",node="${process.version}"} 1`);
     lines.push('# HELP sable_searches_total Searches answered.', '# TYPE sable_searches_total counter', `sable_searches_total ${this.searches}`);
     lines.push('# HELP sable_embedded_texts_total Texts embedded, by provider; cached="true": answered by the query cache.', '# TYPE sable_embedded_texts_total counter');
     for (const [k, v] of this.embedded) lines.push(`sable_embedded_texts_total{${k}} ${v}`);
@@ -87,6 +89,8 @@ export class Metrics {
 
 /** What /metrics reads from the stores at the time of the scrape. */
 export interface MetricsSnapshot {
+  /** The HTTP adapter serving: 'uWebSockets.js' or 'node:http'. */
+  adapter: string;
   vectors: [string, number][];
   jobs: { kind: string; status: string; count: number }[];
   schedules: { total: number; enabled: number; fired: number; skippedBusy: number };

@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
 import { fnv1a53 } from '../dist/catalog/datasets/ids.js';
+import { ADAPTERS, adapterMissing } from './support/adapters.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
 
-for (const adapter of ['uws', 'node'] as const) {
-  describe(`HTTP service over ${adapter}`, () => {
+for (const adapter of ADAPTERS) {
+  describe.skipIf(adapterMissing(adapter))(`HTTP service over ${adapter}`, () => {
     let dir: string;
     let svc: Service;
     let admin: string;

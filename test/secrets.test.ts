@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SableError } from '../dist/errors/codes.js';
 import { Router, type Caller } from '../dist/control-plane/http/router.js';
-import { createHttpServer } from '../dist/control-plane/http/server.js';
+import { createHttpServer, pickAdapter } from '../dist/control-plane/http/server.js';
+import { ADAPTERS, adapterMissing } from './support/adapters.js';
 import type { HttpServer } from '../dist/control-plane/http/types.js';
 import { secretRoutes } from '../dist/control-plane/routes/secrets.js';
 import { loadMasterKey, parseMasterKey } from '../dist/catalog/secrets/master-key.js';
@@ -167,8 +168,8 @@ describe('SecretStore', () => {
   });
 });
 
-for (const adapter of ['uws', 'node'] as const) {
-  describe(`/org-secrets over ${adapter}`, () => {
+for (const adapter of ADAPTERS) {
+  describe.skipIf(adapterMissing(adapter))(`/org-secrets over ${adapter}`, () => {
     let dir: string;
     let store: ControlStore;
     let secrets: SecretStore;
@@ -200,7 +201,7 @@ for (const adapter of ['uws', 'node'] as const) {
       secrets = new SecretStore(store, loadMasterKey(dir, undefined));
       const router = new Router((req) => callers[req.headers['x-api-key'] ?? '']);
       router.add(...secretRoutes(secrets));
-      server = createHttpServer(async (req) => (await router.handle(req)).response, { maxBodyBytes: 1024 * 1024, adapter });
+      server = createHttpServer(async (req) => (await router.handle(req)).response, { maxBodyBytes: 1024 * 1024, adapter: pickAdapter(adapter) });
       url = `http://127.0.0.1:${await server.listen('127.0.0.1', 0)}`;
     });
     afterAll(async () => {

@@ -81,3 +81,13 @@ export function errorTable(): { code: ErrorCode; status: number; meaning: string
     .filter((code) => ERROR_ANSWERS[code].shown === undefined)
     .map((code) => ({ code, status: ERROR_ANSWERS[code].status, meaning: ERROR_CODES[code] }));
 }
+
+/**
+ * What a failure outside the router becomes (an adapter's callback threw, a handler rejected, an
+ * answer could not be written): its error's answer, and a bug's 500 is logged with its stack.
+ */
+export function failedRequest(e: unknown): Response {
+  const out = errorResponse(e);
+  if (out.status === 500) console.error('sable: a request failed in the HTTP layer:', e);
+  return out;
+}

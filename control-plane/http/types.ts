@@ -28,6 +28,8 @@ export type Handler = (req: Request) => Promise<Response>;
 export interface HttpServer {
   /** Which adapter serves: 'uWebSockets.js' or 'node:http'. */
   readonly adapter: string;
+  /** Why this adapter: the uWS binary loaded (package, file), or why none did. */
+  readonly detail: string;
   /** Resolves with the bound port (useful with port 0). */
   listen(host: string, port: number): Promise<number>;
   close(): Promise<void>;

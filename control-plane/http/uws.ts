@@ -2,66 +2,39 @@
  * The uWebSockets.js adapter. Its rules: attach the abort handler first, read every header
  * before the first await (the request object dies with the handler's synchronous part), copy
  * body chunks (their ArrayBuffers are reused), cork every write, and respect backpressure on
- * large responses with tryEnd / onWritable.
+ * large responses with tryEnd / onWritable. A throw in any of uWS's callbacks would end the
+ * process: each is guarded, and the request gets a 500 instead.
  */
-import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { badRequest } from '../../errors/codes.js';
-import { errorResponse } from './status.js';
+import { errorResponse, failedRequest } from './status.js';
 import { tooLarge, STATUS_TEXT, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
+import type { LoadedUws } from './uws-binary.js';
 
-type Uws = typeof import('uWebSockets.js');
 type UwsResponse = import('uWebSockets.js').HttpResponse;
 
-/** Loads the uWS binary, or returns the reason it cannot load on this platform. */
-export function loadUws(): Uws | Error {
-  try {
-    return createRequire(import.meta.url)('uWebSockets.js') as Uws;
-  } catch (e) {
-    return e as Error;
-  }
-}
-
-export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions): HttpServer {
+export function createUwsServer({ uws, source }: LoadedUws, handler: Handler, opts: ServerOptions): HttpServer {
   const app = uws.App();
   let listenSocket: import('uWebSockets.js').us_listen_socket | null = null;
 
   app.any('/*', (res, req) => {
-    const request = new UwsRequest(req);
-    const state: State = { aborted: false, request };
+    const state: State = { aborted: false };
     res.onAborted(() => {
       state.aborted = true;
-      request.abort();
+      state.request?.abort();
       state.stream?.destroy(new Error('the client went away during the upload'));
       state.answer?.destroy();
     });
-    const headers = request.headers;
-    const length = headers['content-length'];
-    // uWS hands any Content-Length on (-1, 1e3, abc): a buffer of a negative length threw here,
-    // in uWS's callback, and ended the process.
-    if (length !== undefined && !/^\d{1,15}$/.test(length)) {
-      respond(res, state, errorResponse(badRequest(`Content-Length '${length.slice(0, 40)}' is not a length in bytes`)), true);
-      return;
+    try {
+      accept(res, req, state, handler, opts);
+    } catch (e) {
+      respond(res, state, failedRequest(e), true);
     }
-    const declared = length !== undefined ? Number(length) : undefined;
-    if (opts.streams?.(request.method, request.path)) {
-      request.stream = state.stream = bodyStream(res, state, !declared && headers['transfer-encoding'] === undefined);
-      dispatch(res, state, handler, request);
-      return;
-    }
-    if (declared !== undefined && declared > opts.maxBodyBytes) {
-      respond(res, state, tooLarge(opts.maxBodyBytes), true);
-      return;
-    }
-    if (!declared && headers['transfer-encoding'] === undefined) {
-      dispatch(res, state, handler, request);
-      return;
-    }
-    readBody(res, state, handler, declared, opts.maxBodyBytes);
   });
 
   return {
     adapter: 'uWebSockets.js',
+    detail: `native binary ${source}`,
     listen(host, port) {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {
@@ -76,6 +49,34 @@ export function createUwsServer(uws: Uws, handler: Handler, opts: ServerOptions)
       listenSocket = null;
     },
   };
+}
+
+/** A request's synchronous part: read it while uWS's request object lives, then body and handler. */
+function accept(res: UwsResponse, req: import('uWebSockets.js').HttpRequest, state: State, handler: Handler, opts: ServerOptions): void {
+  const request = (state.request = new UwsRequest(req));
+  const headers = request.headers;
+  const length = headers['content-length'];
+  // uWS hands any Content-Length on (-1, 1e3, abc): a buffer of a negative length threw here,
+  // in uWS's callback, and ended the process.
+  if (length !== undefined && !/^\d{1,15}$/.test(length)) {
+    respond(res, state, errorResponse(badRequest(`Content-Length '${length.slice(0, 40)}' is not a length in bytes`)), true);
+    return;
+  }
+  const declared = length !== undefined ? Number(length) : undefined;
+  if (opts.streams?.(request.method, request.path)) {
+    request.stream = state.stream = bodyStream(res, state, !declared && headers['transfer-encoding'] === undefined);
+    dispatch(res, state, handler, request);
+    return;
+  }
+  if (declared !== undefined && declared > opts.maxBodyBytes) {
+    respond(res, state, tooLarge(opts.maxBodyBytes), true);
+    return;
+  }
+  if (!declared && headers['transfer-encoding'] === undefined) {
+    dispatch(res, state, handler, request);
+    return;
+  }
+  readBody(res, state, handler, declared, opts.maxBodyBytes);
 }
 
 const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
@@ -136,7 +137,7 @@ class UwsRequest implements Request {
  * copy out of uWS's reused chunk memory), else chunk by chunk.
  */
 function readBody(res: UwsResponse, state: State, handler: Handler, declared: number | undefined, limit: number): void {
-  const request = state.request;
+  const request = state.request!;
   if (declared !== undefined) {
     const body = Buffer.allocUnsafe(declared);
     let size = 0;
@@ -173,7 +174,7 @@ function readBody(res: UwsResponse, state: State, handler: Handler, declared: nu
 }
 
 interface State {
-  request: UwsRequest;
+  request?: UwsRequest;
   aborted: boolean;
   done?: boolean;
   /** A streamed answer being sent. */
@@ -202,29 +203,56 @@ function bodyStream(res: UwsResponse, state: State, empty: boolean): Readable {
   }
   res.onData((chunk, isLast) => {
     if (state.aborted || stream.destroyed) return;
-    // The chunk's memory is reused by uWS once this callback returns: copy it.
-    if (!stream.push(Buffer.from(chunk.slice(0))) && !isLast && !paused && !state.done) {
-      paused = true;
-      res.pause();
-    }
-    if (isLast) {
-      stream.push(null);
-      state.stream = undefined;
+    try {
+      // The chunk's memory is reused by uWS once this callback returns: copy it.
+      if (!stream.push(Buffer.from(chunk.slice(0))) && !isLast && !paused && !state.done) {
+        paused = true;
+        res.pause();
+      }
+      if (isLast) {
+        stream.push(null);
+        state.stream = undefined;
+      }
+    } catch (e) {
+      // A reader of the body threw as the chunk reached it (push emits 'data' synchronously).
+      respond(res, state, failedRequest(e), true);
     }
   });
   return stream;
 }
 
+/** Calls the handler; a throw or a rejection is answered like any other failure. */
 function dispatch(res: UwsResponse, state: State, handler: Handler, req: Request): void {
-  handler(req).then(
+  let pending: Promise<Response>;
+  try {
+    pending = handler(req);
+  } catch (e) {
+    pending = Promise.reject(e);
+  }
+  pending.then(
     (out) => respond(res, state, out, false),
-    () => respond(res, state, { status: 500, body: '{"error":"internal","message":"internal error"}' }, false),
+    (e) => respond(res, state, failedRequest(e), false),
   );
 }
 
+/** Sends an answer; never throws (it runs in uWS's callbacks and in promise callbacks). */
 function respond(res: UwsResponse, state: State, out: Response, closeAfter: boolean): void {
   if (state.aborted || state.done) return;
   state.done = true;
+  const problem = headerProblem(out.headers);
+  if (problem) {
+    if (out.body instanceof Readable) out.body.destroy();
+    out = failedRequest(new Error(`an answer's header cannot be sent: ${problem}`));
+  }
+  try {
+    write(res, state, out, closeAfter);
+  } catch (e) {
+    console.error('sable: writing an answer failed:', e);
+    res.close();
+  }
+}
+
+function write(res: UwsResponse, state: State, out: Response, closeAfter: boolean): void {
   // An answer before the whole streamed body arrived (a refused upload): drop the connection
   // rather than read the rest.
   if (state.stream) {
@@ -233,11 +261,30 @@ function respond(res: UwsResponse, state: State, out: Response, closeAfter: bool
     state.stream = undefined;
   }
   if (out.body instanceof Readable) return respondStream(res, state, out, out.body);
-  const body = out.body ?? EMPTY;
-  answering = { res, out, body, closeAfter };
-  res.cork(writeAnswer);
-  answering = undefined;
+  answering = { res, out, body: out.body ?? EMPTY, closeAfter };
+  try {
+    res.cork(writeAnswer);
+  } finally {
+    answering = undefined;
+  }
 }
+
+/**
+ * Why these headers cannot go out as they are, or null. uWS writes what it is given: a value
+ * with a line break would end the head early, and one that is neither a string nor a number
+ * (sent as its decimal string, as node:http does) throws.
+ */
+function headerProblem(headers: Record<string, string> | undefined): string | null {
+  for (const k in headers) {
+    const v = headers[k] as unknown;
+    if (typeof v === 'number') continue;
+    if (typeof v !== 'string') return `${k} is a ${typeof v}, not a string`;
+    if (!HEADER_NAME.test(k) || /[\r\n\0]/.test(v)) return `${JSON.stringify(k)} or its value has characters a header cannot carry`;
+  }
+  return null;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** What writeAnswer sends: set just before the cork that runs it (no closure per answer). */
 let answering: { res: UwsResponse; out: Response; body: Buffer | string; closeAfter: boolean } | undefined;
@@ -248,7 +295,7 @@ const END_AT_ONCE = 64 * 1024;
 function writeAnswer(): void {
   const { res, out, body, closeAfter } = answering!;
   res.writeStatus(statusLine(out.status));
-  for (const k in out.headers) res.writeHeader(k, out.headers[k]!);
+  for (const k in out.headers) res.writeHeader(k, String(out.headers[k]));
   if (closeAfter) res.writeHeader('connection', 'close');
   if (out.status === 204 || out.status === 304) {
     res.endWithoutBody();
@@ -288,7 +335,7 @@ function respondStream(res: UwsResponse, state: State, out: Response, body: Read
   let complete = false;
   res.cork(() => {
     res.writeStatus(`${out.status} ${STATUS_TEXT[out.status] ?? ''}`);
-    for (const [k, v] of headers) if (k !== length?.[0]) res.writeHeader(k, v);
+    for (const [k, v] of headers) if (k !== length?.[0]) res.writeHeader(k, String(v));
   });
   const send = (ab: ArrayBuffer): boolean => {
     if (total === undefined) return res.write(ab);
@@ -307,15 +354,21 @@ function respondStream(res: UwsResponse, state: State, out: Response, body: Read
   };
   body.on('data', (chunk: Buffer | string) => {
     if (state.aborted) return;
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    let ok = true;
-    res.cork(() => (ok = send(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)));
-    if (!ok) {
-      body.pause();
-      res.onWritable(() => {
-        body.resume();
-        return true;
-      });
+    try {
+      const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      let ok = true;
+      res.cork(() => (ok = send(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)));
+      if (!ok) {
+        body.pause();
+        res.onWritable(() => {
+          body.resume();
+          return true;
+        });
+      }
+    } catch (e) {
+      console.error('sable: writing a streamed answer failed:', e);
+      body.destroy();
+      res.close();
     }
   });
   body.on('end', () => {

@@ -20,7 +20,7 @@ export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas 
   return [
     {
       method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
-      handler: async () => json(200, { status: 'ok', adapter: adapter(), isa: engine.isa }),
+      handler: async () => json(200, { status: 'ok', adapter: adapter(), node: process.version, isa: engine.isa }),
     },
     {
       method: 'GET', path: '/metrics', auth: 'none', summary: 'Prometheus metrics',

@@ -10,12 +10,14 @@ const cli = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 export interface Served {
   child: ChildProcess;
   url: string;
+  /** What the child printed on stderr so far (the adapter line among it). */
+  stderr(): string;
   /** Stops the child with `signal` and waits for it to exit. */
   stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
-export function serve(dir: string): Promise<Served> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function serve(dir: string, env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (signal: 'SIGTERM' | 'SIGKILL') => {
     child.kill(signal);
@@ -23,13 +25,14 @@ export function serve(dir: string): Promise<Served> {
   };
   return new Promise((resolve, reject) => {
     let out = '';
+    let err = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += String(c);
       const m = /sable listening on (\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1], stop });
+      if (m) resolve({ child, url: m[1], stop, stderr: () => err });
     });
-    child.stderr!.resume();
-    child.on('exit', (code) => reject(new Error(`sable serve exited with ${code}: ${out}`)));
+    child.stderr!.on('data', (c: Buffer) => (err += String(c)));
+    child.on('exit', (code) => reject(new Error(`sable serve exited with ${code}: ${out}${err}`)));
   });
 }
 
