@@ -1,19 +1,25 @@
-// A bare uWebSockets.js server, in its own forked process: the HTTP stack's ceiling on this
-// machine. GET /hello answers a fixed small JSON body; POST /hello reads the whole request body
-// (as the service's adapter does: copied chunks) and answers the same fixed body.
-import { createRequire } from 'node:module';
+// A bare uWebSockets.js server, in its own forked process: the ceiling of the uWS adapter's HTTP
+// stack on this machine. GET /hello answers a fixed small JSON body; POST /hello reads the whole
+// request body (as the service's adapter does: copied chunks) and answers the same fixed body.
+// uWS comes from the service's own loader (its native binary or nothing, never the package's JS
+// emulation); where none loads the child says why and exits.
 import { performance } from 'node:perf_hooks';
+import type { us_listen_socket } from 'uWebSockets.js';
+import { loadUws } from '../../control-plane/http/uws-binary.js';
 import type { FromServer, ToServer } from './protocol.js';
 
-type Uws = typeof import('uWebSockets.js');
-const uws = createRequire(import.meta.url)('uWebSockets.js') as Uws;
 const BODY = '{"status":"ok","results":[]}';
-// The package falls back to a pure-JS server when its binary does not load; say which one runs.
-const native = String(uws.App).includes('[native code]');
 
 function send(m: FromServer): void {
   if (process.connected) process.send!(m);
 }
+
+const loaded = loadUws();
+if (loaded instanceof Error) {
+  send({ type: 'failed', message: loaded.message });
+  process.exit(1);
+}
+const { uws, source } = loaded;
 
 const app = uws.App();
 app.get('/hello', (res) => {
@@ -38,7 +44,7 @@ app.post('/hello', (res) => {
   });
 });
 
-let socket: import('uWebSockets.js').us_listen_socket | null = null;
+let socket: us_listen_socket | null = null;
 app.listen('127.0.0.1', 0, (s) => {
   if (!s) {
     send({ type: 'failed', message: 'bare uWS: cannot listen' });
@@ -46,7 +52,7 @@ app.listen('127.0.0.1', 0, (s) => {
   }
   socket = s;
   const port = uws.us_socket_local_port(s);
-  send({ type: 'ready', url: `http://127.0.0.1:${port}`, port, adapter: 'uWebSockets.js (bare)', native });
+  send({ type: 'ready', url: `http://127.0.0.1:${port}`, port, adapter: 'uWebSockets.js (bare)', detail: `native binary ${source}` });
 });
 
 const stop = () => {

@@ -2,7 +2,10 @@
 
 export type Format = 'json' | 'msgpack';
 export type ClientKind = 'net' | 'http' | 'fetch';
-export type Adapter = 'auto' | 'uws' | 'node';
+/** The service's HTTP adapters, as its --http-adapter names them. */
+export type AdapterKey = 'uws' | 'node';
+/** Node major whose full run is the record (bench/results/http.*); other majors write http-node<major>. */
+const RECORD_NODE_MAJOR = 20;
 
 export interface Plan {
   mode: 'full' | 'quick';
@@ -21,37 +24,43 @@ export interface Plan {
   diagDurationMs: number;
   /** The service's search threads, and the in-process searchBatch threads. */
   threads: number;
-  adapter: Adapter;
+  /** The adapters measured: the ones named (each must serve on this Node), or every one that does. */
+  adapters: AdapterKey[] | 'all';
   client: ClientKind;
   /** Vectors per msgpack insert request, and insert requests in flight. */
   insertBatch: number;
   insertConcurrency: number;
   diagnose: boolean;
-  /** perf profile of the service at concurrency 16, per format. */
+  /** perf profile of the service at concurrency 16, per adapter and format. */
   profile: boolean;
   /** Runs with the service and the load generator pinned to a core each. */
   pin: boolean;
   /** The load generator stops a run after this many requests even inside the window. */
   maxRequestsPerRun: number;
-  /** Where md/json go (bench/results for full mode, bench/.cache for quick). */
+  /** The file name of md/json: http (the record), http-node<major>, http-quick or http-custom. */
   outName: string;
+  /** Whether they go to bench/results (a full run) or bench/.cache (quick, custom). */
+  record: boolean;
 }
 
 export const HELP = `npm run bench:http [-- flags]
 
-  (no flag)          full mode, the record: 100k x 768 vectors, 10 s per measurement,
-                     writes bench/results/http.md and bench/results/http.json
+  (no flag)          full mode, the record: 100k x 768 vectors, 10 s per measurement, every
+                     adapter that serves on this Node; writes bench/results/http.md / .json on
+                     Node ${RECORD_NODE_MAJOR}, bench/results/http-node<major>.md / .json on any other Node
   --quick            20k vectors, 3 s per measurement (development); writes
                      bench/.cache/http-quick.md / .json instead of the record
   --n=N              vectors to load (overrides the mode's size)
   --duration=S       seconds per measured run        --warmup=S   seconds of warm-up per run
   --concurrency=1,16,64                              --formats=json,msgpack
-  --adapter=auto|uws|node   the service's HTTP adapter (default auto: uWS where it loads)
+  --adapters=uws,node       the service's HTTP adapters to measure (default: every one that
+                     serves on this Node; uWS only where its native binary loads)
+  --adapter=uws|node        one adapter (the same as --adapters=X)
   --client=net|http|fetch   the load generator's client (default net: raw HTTP/1.1 keep-alive
                      sockets on node:net; http = node:http Agent keep-alive; fetch = global fetch)
-  --no-diagnose      skip the diagnosis runs (bare uWS POST, client comparison, worker hop,
-                     per-request costs, node:http adapter)
-  --no-profile       skip the perf profile of the service (where its CPU goes, by step)
+  --no-diagnose      skip the diagnosis runs (bare POST, client comparison, one search thread,
+                     worker hop, per-request costs)
+  --no-profile       skip the perf profiles of the service (where its CPU goes, by step)
   --no-pin           skip the runs with the service and the load generator on a core each
   --render=FILE      rewrite FILE's .md from FILE (an http.json) without measuring
   --help
@@ -74,7 +83,7 @@ function num(name: string, raw: string, min: number, max: number): number {
   return v;
 }
 
-const KNOWN = new Set(['render', 'quick', 'n', 'duration', 'warmup', 'concurrency', 'formats', 'adapter', 'client', 'no-diagnose', 'no-profile', 'no-pin', 'help']);
+const KNOWN = new Set(['render', 'quick', 'n', 'duration', 'warmup', 'concurrency', 'formats', 'adapters', 'adapter', 'client', 'no-diagnose', 'no-profile', 'no-pin', 'help']);
 
 export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
   const f = parseFlags(argv);
@@ -94,7 +103,7 @@ export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
     warmupMs: quick ? 1000 : 2000,
     diagDurationMs: quick ? 2000 : 5000,
     threads: 2,
-    adapter: 'auto',
+    adapters: 'all',
     client: 'net',
     insertBatch: 1000,
     insertConcurrency: 2,
@@ -102,7 +111,8 @@ export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
     profile: f['no-profile'] !== 'true',
     pin: f['no-pin'] !== 'true',
     maxRequestsPerRun: 2_000_000,
-    outName: quick ? 'http-quick' : 'http',
+    outName: quick ? 'http-quick' : recordName(),
+    record: !quick,
   };
   if (f.n) plan.n = Math.round(num('n', f.n, 1000, 10_000_000));
   if (f.duration) plan.durationMs = Math.round(num('duration', f.duration, 0.5, 600) * 1000);
@@ -112,15 +122,26 @@ export function parsePlan(argv: string[]): Plan | 'help' | { render: string } {
     plan.formats = f.formats.split(',') as Format[];
     for (const x of plan.formats) if (x !== 'json' && x !== 'msgpack') throw new Error(`--formats takes json and msgpack (got '${x}')`);
   }
-  if (f.adapter) {
-    if (!['auto', 'uws', 'node'].includes(f.adapter)) throw new Error(`--adapter must be auto, uws or node`);
-    plan.adapter = f.adapter as Adapter;
+  if (f.adapters && f.adapter) throw new Error('--adapter and --adapters: give one of them');
+  const adapters = f.adapters ?? f.adapter;
+  if (adapters) {
+    plan.adapters = [...new Set(adapters.split(','))] as AdapterKey[];
+    for (const a of plan.adapters) if (a !== 'uws' && a !== 'node') throw new Error(`--adapters takes uws and node (got '${a}'; the default is every adapter that serves here)`);
   }
   if (f.client) {
     if (!['net', 'http', 'fetch'].includes(f.client)) throw new Error(`--client must be net, http or fetch`);
     plan.client = f.client as ClientKind;
   }
-  // A run that is not the record (size or windows changed) never overwrites it.
-  if (!quick && (f.n || f.duration || f.warmup || f.concurrency || f.formats)) plan.outName = 'http-custom';
+  // A run that is not the record (size, windows or adapters chosen) never overwrites it.
+  if (!quick && (f.n || f.duration || f.warmup || f.concurrency || f.formats || adapters)) {
+    plan.outName = 'http-custom';
+    plan.record = false;
+  }
   return plan;
+}
+
+/** A full run's file name: the record on its Node major, the Node major in the name on any other. */
+function recordName(): string {
+  const major = Number(process.versions.node.split('.')[0]);
+  return major === RECORD_NODE_MAJOR ? 'http' : `http-node${major}`;
 }

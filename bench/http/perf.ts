@@ -56,7 +56,8 @@ const STEPS: [string, RegExp][] = [
   ['validation', /\b(validate\d*|checkDimension|checkQuery)\b/],
   ['routing', /\b(match|find|literalsMatch|paramsOf|canonical|split)\b/],
   ['serialization', /\b(encodeMsgpack|pack|json)\b|JsonStringifier|Builtin_JsonStringify/],
-  ['write', /\b(respond|writeAnswer|cork|tryEnd|writeStatus|writeHeader)\b/],
+  // uws.ts's respond / writeAnswer and uWS's calls; node.ts's send.
+  ['write', /\b(respond|writeAnswer|cork|tryEnd|writeStatus|writeHeader|send)\b/],
   ['metadata reads', /\bhits\b/],
   ['result shaping', /\b(visibleMetadata|externalIdOf|mayHaveExternalIds)\b/],
   ['dataset lookup', /\bengineOf\b/],
@@ -109,7 +110,7 @@ export function summariseSamples(text: string, pid: number, requests: number): P
     if (main) {
       const leaf = frames[0]!;
       leaves.set(leaf.label, (leaves.get(leaf.label) ?? 0) + ns);
-      const inner = frames.find((f) => f.name !== f.sym)?.label ?? '(no JS frame: event loop, uWS, GC threads)';
+      const inner = frames.find((f) => f.name !== f.sym)?.label ?? '(no JS frame: event loop, HTTP stack, GC threads)';
       js.set(inner, (js.get(inner) ?? 0) + ns);
     }
     add(stepOf(frames), main, ns);
@@ -166,6 +167,8 @@ interface Frame {
   sym: string;
   dso: string;
   label: string;
+  /** The script of a JIT frame ('node:_http_server', a file path), else ''. */
+  file: string;
 }
 
 function frameOf(line: string): Frame {
@@ -174,7 +177,7 @@ function frameOf(line: string): Frame {
   const sym = (m?.[1] ?? line.trim()).replace(/\+0x[0-9a-f]+$/, '');
   const dso = m?.[2] ?? '';
   const js = JIT_SYMBOL.exec(sym);
-  return { name: js ? js[1] || '(anonymous)' : sym, sym, dso, label: `${shortSym(sym)} (${shortDso(dso)})` };
+  return { name: js ? js[1] || '(anonymous)' : sym, sym, dso, label: `${shortSym(sym)} (${shortDso(dso)})`, file: js?.[2] ?? '' };
 }
 
 // JIT symbols: "JS:*name /abs/path/file.js:line:col" (* optimized, ~ interpreted, ^ baseline, + maglev).
@@ -205,6 +208,8 @@ function stepOf(frames: Frame[]): string {
   const user = frames.find((f) => !f.dso.startsWith('[kernel'));
   const dso = user ? shortDso(user.dso) : '';
   if (dso.startsWith('uws_') || dso.includes('uWebSockets')) return 'HTTP stack (uWS C++)';
+  // node:http's counterpart: its parser (llhttp, in the node binary) or, innermost, its JS modules.
+  if (/^llhttp__|node::\(anonymous namespace\)::Parser::/.test(user?.sym ?? '') || frames.find((f) => f.file)?.file.startsWith('node:_http_')) return 'HTTP stack (node:http)';
   if (dso === 'lmdb') return 'LMDB (other)';
   if (dso === 'libuv.so.1' || /uv_|epoll/.test(user?.sym ?? '')) return 'event loop';
   if (!user) return 'kernel (other)';

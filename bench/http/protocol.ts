@@ -1,12 +1,12 @@
 // Messages between the orchestrator (run.ts) and its children (loadgen.ts, server.ts,
-// bare-uws.ts), over the fork IPC channel with `serialization: 'advanced'` (typed arrays pass
-// as themselves).
+// bare-uws.ts, bare-node.ts), over the fork IPC channel with `serialization: 'advanced'` (typed
+// arrays pass as themselves).
 import type { ClientKind, Format } from './config.js';
 
 export interface LoadSpec {
   host: string;
   port: number;
-  /** search: POST the dataset's search route; bare-get / bare-post: the bare uWS /hello route. */
+  /** search: POST the dataset's search route; bare-get / bare-post: a bare server's /hello route. */
   target: 'search' | 'bare-get' | 'bare-post';
   /** The body encoding (search, bare-post). */
   format: Format;
@@ -95,7 +95,8 @@ export interface Usage {
 
 export type ToServer = { type: 'usage' } | { type: 'close' };
 export type FromServer =
-  | { type: 'ready'; url: string; port: number; adapter: string; native?: boolean; dataDir?: string }
+  /** adapter: the HTTP stack serving; detail: which build of it (the uWS binary, or why node:http). */
+  | { type: 'ready'; url: string; port: number; adapter: string; detail: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'closed' }
   | { type: 'failed'; message: string };

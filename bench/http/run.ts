@@ -3,11 +3,13 @@
 // 1. data: the seeded synthetic 768-d clustered set of the ANN bench (bench/ann/datasets.ts),
 //    n vectors and 1000 queries (the cached prefix is reused, the rest generated in memory);
 // 2. in-process: the same dataset built with Engine.open({}) here, and searchBatch throughput;
-// 3. the service (startService) in a forked process, loaded over HTTP (msgpack insert batches),
-//    sealed into one indexed partition;
-// 4. a forked load generator: search at each concurrency, JSON and msgpack; the service under
-//    perf (where its CPU goes, by step); the service and the load generator pinned to a core
-//    each; then a bare uWebSockets.js route (third process) for the HTTP stack's ceiling;
+// 3. the service (startService) in a forked process on the first adapter, loaded over HTTP
+//    (msgpack insert batches), sealed into one indexed partition;
+// 4. for each HTTP adapter that serves on this Node (uWebSockets.js, node:http), the service on it
+//    over the same data directory and a forked load generator: search at each concurrency, JSON
+//    and msgpack; the service and the load generator pinned to a core each; the service under
+//    perf (where its CPU goes, by step); then the adapter's bare server (a third process) for its
+//    HTTP stack's ceiling;
 // 5. diagnosis runs (unless --no-diagnose), in-process again, the report.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -19,7 +21,8 @@ import { SearchPool } from '../../workers/index.js';
 import { loadSet, readMeta, SYNTHETIC, SyntheticGenerator } from '../ann/datasets.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
-import { HELP, parsePlan, type ClientKind, type Format } from './config.js';
+import { ADAPTERS, chooseAdapters, type AdapterInfo } from './adapters.js';
+import { HELP, parsePlan, type ClientKind, type Format, type Plan } from './config.js';
 import { MSGPACK, searchBody } from './bodies.js';
 import { openHandler } from './handler.js';
 import { buildInProcess, closedLoop, inlineSearch, LOAD_POLICY, measureBatch, poolSearch, stepCosts, topIds, type BatchResult, type PoolResult } from './inprocess.js';
@@ -27,7 +30,7 @@ import { PERF_NODE_FLAGS, PerfRecording, perfUnusable, summarisePerf } from './p
 import { pin, pinUnusable } from './pin.js';
 import { loadAverage, machineTimes, threadDelta, threadTimes, type MachineTimes, type ThreadTimes } from './procstat.js';
 import type { FromLoadgen, FromServer, InsertResult, InsertSpec, LoadResult, LoadSpec, ToLoadgen, ToServer, Usage } from './protocol.js';
-import { cpuUs, markdown, terminalTable, type Report, type RunRecord } from './report.js';
+import { cpuUs, markdown, terminalTable, type AdapterRecord, type Report, type RunRecord } from './report.js';
 
 const HOST = '127.0.0.1';
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -265,7 +268,7 @@ interface WindowWatch {
   close(): Promise<void>;
 }
 
-async function loadRun(lg: Loadgen, target: ServerChild, spec: LoadSpec, group: RunRecord['group'], label: string, serverName: string, workers: number, watch?: WindowWatch): Promise<RunRecord> {
+async function loadRun(lg: Loadgen, target: ServerChild, spec: LoadSpec, group: RunRecord['group'], label: string, adapter: string, workers: number, watch?: WindowWatch): Promise<RunRecord> {
   const snaps: Promise<Snap>[] = [];
   let watched: Promise<void> = Promise.resolve();
   const result = await lg.load(spec, (phase) => {
@@ -294,7 +297,7 @@ async function loadRun(lg: Loadgen, target: ServerChild, spec: LoadSpec, group: 
   const rec: RunRecord = {
     group,
     label,
-    server: serverName,
+    adapter,
     format: spec.target === 'bare-get' ? null : spec.format,
     concurrency: spec.concurrency,
     client: spec.client,
@@ -309,12 +312,160 @@ async function loadRun(lg: Loadgen, target: ServerChild, spec: LoadSpec, group: 
     otherCores: Math.max(0, busy - serverCores - result.clientCores - ownCores),
   };
   log(
-    `${label.padEnd(34)} ${Math.round(result.rps).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(3)}  p99 ${result.p99.toFixed(3)} ms` +
+    `${`${adapter}: ${label}`.padEnd(50)} ${Math.round(result.rps).toString().padStart(6)} req/s  p50 ${result.p50.toFixed(3)}  p99 ${result.p99.toFixed(3)} ms` +
       `  server ${serverCores.toFixed(2)} (main ${rec.serverMainCores.toFixed(2)}, ELU ${rec.elu.toFixed(2)})  client ${result.clientCores.toFixed(2)}  other ${rec.otherCores.toFixed(2)} cores` +
       (result.errors ? `  ERRORS ${result.errors}: ${result.firstError}` : '') +
       (result.badResults ? `  BAD RESULTS ${result.badResults}` : ''),
   );
   return rec;
+}
+
+// ------------------------------------------------------------------------------------ each adapter
+
+/** What the runs of every adapter share: the plan, the load generator, the loaded dataset. */
+interface Bench {
+  P: Plan;
+  lg: Loadgen;
+  runDir: string;
+  /** The service's data directory: loaded once, then served by each adapter in turn. */
+  dataDir: string;
+  key: string;
+  dsId: string;
+  /** A load spec against `port`: the search route by default. */
+  spec(port: number, over: Partial<LoadSpec>): LoadSpec;
+}
+
+const allCores = () => `0-${availableParallelism() - 1}`;
+/** The diagnosis runs' shorter windows. */
+const diagWindow = (P: Plan) => ({ warmupMs: Math.min(P.warmupMs, 1000), durationMs: P.diagDurationMs });
+
+/** The service on adapter `a` over the loaded data directory, once it serves the dataset sealed. */
+async function serveLoaded(b: Bench, a: AdapterInfo, threads: number, execArgv: string[] = []): Promise<ServerChild> {
+  const server = await ServerChild.start('./server.js', [b.dataDir, a.key, String(threads)], 300_000, execArgv);
+  await waitSealed(server.ready.url, b.key, b.dsId, b.P.n, 5 * 60_000);
+  return server;
+}
+
+/** GET /healthz of the service started on `a`: it must serve on that adapter. */
+async function adapterRecord(server: ServerChild, a: AdapterInfo): Promise<AdapterRecord> {
+  const health = await must(server.ready.url, null, 'GET', '/healthz');
+  if (health.adapter !== a.name) throw new Error(`the service started with --http-adapter ${a.key} serves on ${health.adapter}`);
+  log(`${a.name}: ${server.ready.detail}; Node ${health.node}, ISA ${health.isa}`);
+  return { key: a.key, name: a.name, detail: server.ready.detail, health };
+}
+
+/** Search in each format at each concurrency. */
+async function searchRuns(b: Bench, server: ServerChild, a: AdapterInfo): Promise<RunRecord[]> {
+  const runs: RunRecord[] = [];
+  for (const format of b.P.formats) {
+    for (const c of b.P.concurrency) {
+      runs.push(await loadRun(b.lg, server, b.spec(server.ready.port, { format, concurrency: c }), 'search', `search ${format} c=${c}`, a.name, b.P.threads));
+    }
+  }
+  return runs;
+}
+
+/**
+ * One core each: every thread of the service on core 0, the load generator on core 1, search at
+ * the concurrencies from 16. The service closes after them; the load generator gets every core back.
+ */
+async function pinnedRuns(b: Bench, server: ServerChild, a: AdapterInfo): Promise<RunRecord[]> {
+  pin(server.pid, '0');
+  pin(b.lg.proc.pid!, '1');
+  const runs: RunRecord[] = [];
+  for (const format of b.P.formats) {
+    for (const c of b.P.concurrency.filter((x) => x >= 16)) {
+      runs.push(await loadRun(b.lg, server, b.spec(server.ready.port, { format, concurrency: c }), 'pinned', `search ${format} c=${c}, pinned`, a.name, b.P.threads));
+    }
+  }
+  pin(b.lg.proc.pid!, allCores());
+  return runs;
+}
+
+/** Where the service's CPU goes on `a`: on-CPU samples (perf) at concurrency 16, a process per format. */
+async function profileRuns(b: Bench, a: AdapterInfo): Promise<{ runs: RunRecord[]; profiles: Report['profiles'] }> {
+  const runs: RunRecord[] = [];
+  const profiles: Report['profiles'] = [];
+  for (const format of b.P.formats) {
+    const prof = await serveLoaded(b, a, b.P.threads, PERF_NODE_FLAGS);
+    const file = join(b.runDir, `perf-${a.key}-${format}.data`);
+    let recording: PerfRecording | undefined;
+    const watch = { open: () => void (recording = PerfRecording.start(prof.pid, file)), close: () => recording?.stop() ?? Promise.resolve() };
+    const r = await loadRun(b.lg, prof, b.spec(prof.ready.port, { format, concurrency: 16 }), 'profile', `search ${format}, profiled`, a.name, b.P.threads, watch);
+    runs.push(r);
+    await prof.close();
+    mkdirSync(paths.cache, { recursive: true });
+    profiles.push({ adapter: a.name, format, requests: r.result.requests, ...summarisePerf(file, prof.pid, r.result.requests, join(paths.cache, `http-perf-${a.key}-${format}.txt`)) });
+    rmSync(`/tmp/perf-${prof.pid}.map`, { force: true });
+  }
+  return { runs, profiles };
+}
+
+/**
+ * The adapter's HTTP stack alone, its ceiling (bare-uws.ts, bare-node.ts): GET /hello at each
+ * concurrency; with the diagnosis, POST /hello with the search bodies' sizes (the cost of
+ * uploading them) and, when `clients`, GET with the other clients (the client's own cost: once
+ * per benchmark is enough).
+ */
+async function bareRuns(b: Bench, a: AdapterInfo, clients: boolean): Promise<RunRecord[]> {
+  const bare = await ServerChild.start(a.bare, [], 30_000);
+  log(`bare ${a.name}: ${bare.ready.detail}`);
+  const spec = (over: Partial<LoadSpec>) => b.spec(bare.ready.port, { target: 'bare-get', path: '/hello', apiKey: undefined, sampleEvery: 0, ...over });
+  const runs: RunRecord[] = [];
+  for (const c of b.P.concurrency) runs.push(await loadRun(b.lg, bare, spec({ concurrency: c }), 'bare', `bare GET c=${c}`, a.name, 0));
+  if (b.P.diagnose) {
+    const d = diagWindow(b.P);
+    for (const format of ['json', 'msgpack'] as Format[]) {
+      runs.push(await loadRun(b.lg, bare, spec({ ...d, target: 'bare-post', format, concurrency: 16 }), 'diag', `bare POST ${format}-sized body`, a.name, 0));
+    }
+    for (const client of clients ? (['http', 'fetch'] as ClientKind[]) : []) {
+      if (client === b.P.client) continue;
+      runs.push(await loadRun(b.lg, bare, spec({ ...d, client, concurrency: 16 }), 'diag', `bare GET, client ${client}`, a.name, 0));
+    }
+  }
+  await bare.close();
+  return runs;
+}
+
+/** The goals, per adapter, and node:http's CPU against uWS's where both ran. */
+function targetsOf(P: Plan, runs: RunRecord[], adapters: AdapterInfo[], inProcessCpuUs: number, inProcessPinned: BatchResult | null): Report['targets'] {
+  const targets: Report['targets'] = [];
+  const search = runs.filter((r) => r.group === 'search');
+  const overheadGoal: Record<Format, number> = { msgpack: 25, json: 60 };
+  // The old throughput goals, per core: what they meant once the load generator has its own core.
+  const pinnedGoal: Record<Format, number> = { msgpack: 0.85, json: 0.7 };
+  for (const a of adapters) {
+    const mine = search.filter((r) => r.adapter === a.name);
+    for (const f of P.formats) {
+      for (const r of mine.filter((x) => x.format === f && x.concurrency >= 16)) {
+        const v = cpuUs(r) - inProcessCpuUs;
+        targets.push({ name: `${a.name}: service CPU per request − in-process CPU per query, ${f}, concurrency ${r.concurrency}`, value: `${Math.round(v)} µs`, target: `≤ ${overheadGoal[f]} µs`, met: v <= overheadGoal[f] });
+      }
+    }
+    for (const f of P.formats) {
+      const r = mine.find((x) => x.format === f && x.concurrency === 16);
+      if (r) targets.push({ name: `${a.name}: p99 at concurrency 16, ${f}`, value: `${r.result.p99.toFixed(2)} ms`, target: '< 10 ms', met: r.result.p99 < 10 });
+    }
+    for (const f of P.formats) {
+      const rs = runs.filter((r) => r.group === 'pinned' && r.adapter === a.name && r.format === f);
+      if (!rs.length || !inProcessPinned) continue;
+      const best = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
+      const v = best.result.rps / best.serverCores / (inProcessPinned.qps / inProcessPinned.cores);
+      targets.push({ name: `${a.name}: pinned, req/s per service core ÷ in-process q/s per core, ${f} (the old throughput goal)`, value: `${Math.round(v * 100)}%`, target: `≥ ${Math.round(pinnedGoal[f] * 100)}%`, met: v >= pinnedGoal[f] });
+    }
+  }
+  // node:http is the product where uWS does not load (Node 24): it should cost not much more.
+  const on = (a: AdapterInfo, f: Format, c: number) => search.find((r) => r.adapter === a.name && r.format === f && r.concurrency === c);
+  for (const f of P.formats) {
+    for (const c of [16, 64]) {
+      const u = on(ADAPTERS.uws, f, c);
+      const n = on(ADAPTERS.node, f, c);
+      if (!u || !n) continue;
+      const v = cpuUs(n) / cpuUs(u);
+      targets.push({ name: `node:http service CPU per request ÷ uWebSockets.js's, ${f}, concurrency ${c}`, value: `${v.toFixed(2)}×`, target: '≤ 1.5×', met: v <= 1.5 });
+    }
+  }
+  return targets;
 }
 
 // ------------------------------------------------------------------------------------ main
@@ -350,7 +501,9 @@ async function main(): Promise<void> {
     // reported as not found
   }
   const cpu = cpuInfo();
-  log(`${P.mode} mode: ${P.n} x ${P.dim}, concurrency ${P.concurrency.join('/')}, ${P.formats.join('+')}, ${P.durationMs / 1000} s windows, client ${P.client}, adapter ${P.adapter}; commit ${commit}; load ${loadStart.join(' ')}`);
+  const { adapters, uwsAbsent } = chooseAdapters(P.adapters);
+  log(`${P.mode} mode on Node ${process.version}: ${P.n} x ${P.dim}, concurrency ${P.concurrency.join('/')}, ${P.formats.join('+')}, ${P.durationMs / 1000} s windows, client ${P.client}, adapters ${adapters.map((a) => a.name).join(', ')}; commit ${commit}; load ${loadStart.join(' ')}`);
+  if (uwsAbsent) log(`uWebSockets.js not measured: ${uwsAbsent}`);
   // Bounded in time whatever happens.
   const deadlineMin = P.mode === 'quick' ? 20 : 60;
   setTimeout(() => {
@@ -388,14 +541,14 @@ async function main(): Promise<void> {
     inProcess.push(await measureBatch('before the HTTP runs', built.ds, data.queries, batchOpts));
     log(`in-process searchBatch: ${Math.round(inProcess[0]!.qps)} q/s (other load ${inProcess[0]!.otherCores.toFixed(2)} cores)`);
 
-    // 3. the service, loaded over HTTP
+    // 3. the service on the first adapter, loaded over HTTP
+    const first = adapters[0]!;
     const dataDir = join(runDir, 'service');
     mkdirSync(dataDir);
-    let server = await ServerChild.start('./server.js', [dataDir, P.adapter, String(P.threads)], 120_000);
+    let server = await ServerChild.start('./server.js', [dataDir, first.key, String(P.threads)], 120_000);
     const base = server.ready.url;
-    const health = await must(base, null, 'GET', '/healthz');
     const key = readFileSync(join(dataDir, 'admin.key'), 'utf8').trim();
-    log(`service up at ${base}: adapter ${health.adapter}, ISA ${health.isa}`);
+    log(`service up at ${base} on ${server.ready.adapter}: loading the data`);
     const ds = await must(base, key, 'POST', '/datasets', { name: 'bench-http', dim: P.dim, metric: 'cosine' });
     await must(base, key, 'POST', `/datasets/${ds.id}/ensure-engine`);
     await must(base, key, 'PUT', `/datasets/${ds.id}/promotion-policy`, LOAD_POLICY);
@@ -423,107 +576,72 @@ async function main(): Promise<void> {
     }
     if (agree < checkQ) notes.push(`HTTP and in-process top-10 ids differ on ${checkQ - agree} of ${checkQ} checked queries (same data and engine; index builds may differ slightly)`);
 
-    // 4. search runs, then the bare uWS ceiling
-    const runs: RunRecord[] = [];
-    const spec = (over: Partial<LoadSpec>): LoadSpec => ({
-      host: HOST,
-      port: server.ready.port,
-      target: 'search',
-      format: 'json',
-      path: `/datasets/${ds.id}/search`,
-      apiKey: key,
-      topK: P.topK,
-      concurrency: 1,
-      warmupMs: P.warmupMs,
-      durationMs: P.durationMs,
-      maxRequests: P.maxRequestsPerRun,
-      client: P.client,
-      sampleEvery: 16,
-      ...over,
-    });
-    const serverName = (s: ServerChild) => s.ready.adapter;
-    for (const format of P.formats) {
-      for (const c of P.concurrency) {
-        runs.push(await loadRun(lg, server, spec({ format, concurrency: c }), 'search', `search ${format} c=${c}`, serverName(server), P.threads));
-      }
-    }
-    // Where the service's CPU goes: on-CPU samples (perf) at concurrency 16, a process per format.
-    const profiles: Report['profiles'] = [];
+    // 4. each adapter in turn on the same data: search, pinned, profile, then its bare server
+    const b: Bench = {
+      P,
+      lg,
+      runDir,
+      dataDir,
+      key,
+      dsId: ds.id,
+      spec: (port, over) => ({
+        host: HOST,
+        port,
+        target: 'search',
+        format: 'json',
+        path: `/datasets/${ds.id}/search`,
+        apiKey: key,
+        topK: P.topK,
+        concurrency: 1,
+        warmupMs: P.warmupMs,
+        durationMs: P.durationMs,
+        maxRequests: P.maxRequestsPerRun,
+        client: P.client,
+        sampleEvery: 16,
+        ...over,
+      }),
+    };
     const noProfile = P.profile ? perfUnusable() : 'skipped (--no-profile)';
     if (noProfile) notes.push(`no CPU profile: ${noProfile}`);
-    else {
-      await server.close();
-      for (const format of P.formats) {
-        const prof = await ServerChild.start('./server.js', [dataDir, P.adapter, String(P.threads)], 300_000, PERF_NODE_FLAGS);
-        await waitSealed(prof.ready.url, key, ds.id, P.n, 5 * 60_000);
-        const file = join(runDir, `perf-${format}.data`);
-        let recording: PerfRecording | undefined;
-        const watch = { open: () => void (recording = PerfRecording.start(prof.pid, file)), close: () => recording?.stop() ?? Promise.resolve() };
-        const r = await loadRun(lg, prof, spec({ port: prof.ready.port, format, concurrency: 16 }), 'profile', `search ${format}, profiled`, serverName(prof), P.threads, watch);
-        runs.push(r);
-        await prof.close();
-        mkdirSync(paths.cache, { recursive: true });
-        profiles.push({ format, requests: r.result.requests, ...summarisePerf(file, prof.pid, r.result.requests, join(paths.cache, `http-perf-${format}.txt`)) });
-        rmSync(`/tmp/perf-${prof.pid}.map`, { force: true });
-      }
-      server = await ServerChild.start('./server.js', [dataDir, P.adapter, String(P.threads)], 300_000);
-      await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
-    }
-
-    // One core each: the service on core 0 (every thread), the load generator on core 1; the
-    // in-process search on one core too, so the ratio is per core on both sides.
-    let inProcessPinned: BatchResult | null = null;
     const noPin = !P.pin ? 'skipped (--no-pin)' : availableParallelism() < 2 ? 'fewer than 2 cores' : pinUnusable();
     if (noPin) notes.push(`no pinned runs: ${noPin}`);
-    else {
-      pin(server.pid, '0');
-      pin(lg.proc.pid!, '1');
-      for (const format of P.formats) {
-        for (const c of P.concurrency.filter((x) => x >= 16)) {
-          runs.push(await loadRun(lg, server, spec({ port: server.ready.port, format, concurrency: c }), 'pinned', `search ${format} c=${c}, pinned`, serverName(server), P.threads));
-        }
+    const runs: RunRecord[] = [];
+    const profiles: Report['profiles'] = [];
+    const measured: AdapterRecord[] = [];
+    for (const a of adapters) {
+      // The first adapter's service is the one that loaded the data.
+      if (a !== first) server = await serveLoaded(b, a, P.threads);
+      measured.push(await adapterRecord(server, a));
+      runs.push(...(await searchRuns(b, server, a)));
+      if (!noPin) runs.push(...(await pinnedRuns(b, server, a)));
+      await server.close();
+      if (!noProfile) {
+        const p = await profileRuns(b, a);
+        runs.push(...p.runs);
+        profiles.push(...p.profiles);
       }
-      const all = `0-${availableParallelism() - 1}`;
-      pin(server.pid, all);
-      pin(lg.proc.pid!, all);
+      runs.push(...(await bareRuns(b, a, a === first)));
+    }
+    // The pinned runs' reference: the in-process search on one core too, so the ratio is per core on both sides.
+    let inProcessPinned: BatchResult | null = null;
+    if (!noPin) {
       pin(process.pid, '0');
       inProcessPinned = await measureBatch('one core', built.ds, data.queries, { ...batchOpts, threads: 1 });
-      pin(process.pid, all);
+      pin(process.pid, allCores());
       log(`in-process searchBatch on one core: ${Math.round(inProcessPinned.qps)} q/s`);
     }
-
-    const bare = await ServerChild.start('./bare-uws.js', [], 30_000);
-    const bareSpec = (over: Partial<LoadSpec>): LoadSpec => spec({ port: bare.ready.port, target: 'bare-get', path: '/hello', apiKey: undefined, sampleEvery: 0, ...over });
-    for (const c of P.concurrency) runs.push(await loadRun(lg, bare, bareSpec({ concurrency: c }), 'bare', `bare uWS GET c=${c}`, 'uWebSockets.js (bare)', 0));
 
     // 5. diagnosis
     let diag: Report['diag'] = null;
     if (P.diagnose) {
-      const d = { warmupMs: Math.min(P.warmupMs, 1000), durationMs: P.diagDurationMs };
+      const d = diagWindow(P);
       const c = 16;
-      for (const format of ['json', 'msgpack'] as Format[]) {
-        runs.push(await loadRun(lg, bare, bareSpec({ ...d, target: 'bare-post', format, concurrency: c }), 'diag', `bare uWS POST ${format}-sized body`, 'uWebSockets.js (bare)', 0));
-      }
-      for (const client of ['http', 'fetch'] as ClientKind[]) {
-        if (client === P.client) continue;
-        runs.push(await loadRun(lg, bare, bareSpec({ ...d, client, concurrency: c }), 'diag', `bare uWS GET, client ${client}`, 'uWebSockets.js (bare)', 0));
-      }
-      await bare.close();
       // The search route without transport work on the client side: include_metadata false is
-      // not what the ratios use, so it stays out; the node:http adapter on the same data.
-      await server.close();
-      const otherAdapter = server.ready.adapter === 'node:http' ? 'uws' : 'node';
-      server = await ServerChild.start('./server.js', [dataDir, otherAdapter, String(P.threads)], 300_000);
-      await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
+      // not what the ratios use, so it stays out. One search thread instead of two (on the first
+      // adapter): the main thread, the client and the workers share two cores.
+      server = await serveLoaded(b, first, 1);
       for (const format of P.formats) {
-        runs.push(await loadRun(lg, server, spec({ ...d, port: server.ready.port, format, concurrency: c }), 'diag', `search ${format}`, serverName(server), P.threads));
-      }
-      await server.close();
-      // One search thread instead of two: the main thread, the client and the workers share two cores.
-      server = await ServerChild.start('./server.js', [dataDir, P.adapter, '1'], 300_000);
-      await waitSealed(server.ready.url, key, ds.id, P.n, 5 * 60_000);
-      for (const format of P.formats) {
-        runs.push(await loadRun(lg, server, spec({ ...d, port: server.ready.port, format, concurrency: c }), 'diag', `search ${format}, 1 search thread`, serverName(server), 1));
+        runs.push(await loadRun(lg, server, b.spec(server.ready.port, { ...d, format, concurrency: c }), 'diag', `search ${format}, 1 search thread`, first.name, 1));
       }
       await server.close();
       // Without HTTP, in this process: the search inline, through the service's SearchPool (the
@@ -561,9 +679,6 @@ async function main(): Promise<void> {
       const steps = stepCosts(data.queries, P.dim, P.topK, key, sampleResponse);
       for (const s of steps) log(`${s.step}: ${s.us.toFixed(1)} µs`);
       diag = { pool: poolRuns, batchNoMetadata, steps };
-    } else {
-      await bare.close();
-      await server.close();
     }
     lg.exit();
 
@@ -574,28 +689,7 @@ async function main(): Promise<void> {
     const inProcessQps = (inProcess[0]!.qps + inProcess[1]!.qps) / 2;
     const inProcessCpuUs = (inProcess.reduce((s, b) => s + b.cores * b.seconds, 0) / inProcess.reduce((s, b) => s + b.qps * b.seconds, 0)) * 1e6;
 
-    const search = runs.filter((r) => r.group === 'search');
-    const targets: Report['targets'] = [];
-    const overheadGoal: Record<Format, number> = { msgpack: 25, json: 60 };
-    for (const f of P.formats) {
-      for (const r of search.filter((x) => x.format === f && x.concurrency >= 16)) {
-        const v = cpuUs(r) - inProcessCpuUs;
-        targets.push({ name: `service CPU per request − in-process CPU per query, ${f}, concurrency ${r.concurrency}`, value: `${Math.round(v)} µs`, target: `≤ ${overheadGoal[f]} µs`, met: v <= overheadGoal[f] });
-      }
-    }
-    for (const f of P.formats) {
-      const r = search.find((x) => x.format === f && x.concurrency === 16);
-      if (r) targets.push({ name: `p99 at concurrency 16, ${f}`, value: `${r.result.p99.toFixed(2)} ms`, target: '< 10 ms', met: r.result.p99 < 10 });
-    }
-    // The old throughput goals, per core: what they meant once the load generator has its own core.
-    const pinnedGoal: Record<Format, number> = { msgpack: 0.85, json: 0.7 };
-    for (const f of P.formats) {
-      const rs = runs.filter((r) => r.group === 'pinned' && r.format === f);
-      if (!rs.length || !inProcessPinned) continue;
-      const b = rs.reduce((x, y) => (y.result.rps > x.result.rps ? y : x));
-      const v = b.result.rps / b.serverCores / (inProcessPinned.qps / inProcessPinned.cores);
-      targets.push({ name: `pinned, req/s per service core ÷ in-process q/s per core, ${f} (the old throughput goal)`, value: `${Math.round(v * 100)}%`, target: `≥ ${Math.round(pinnedGoal[f] * 100)}%`, met: v >= pinnedGoal[f] });
-    }
+    const targets = targetsOf(P, runs, adapters, inProcessCpuUs, inProcessPinned);
     const errors = runs.reduce((s, r) => s + r.result.errors, 0);
     if (errors) notes.push(`${errors} requests failed over all runs (see the errors column)`);
     const bad = runs.reduce((s, r) => s + r.result.badResults, 0);
@@ -613,10 +707,10 @@ async function main(): Promise<void> {
       node: process.version,
       loadStart,
       loadEnd,
-      health,
-      uwsNative: bare.ready.native ?? null,
+      adapters: measured,
+      uwsAbsent,
       data: { n: P.n, dim: P.dim, nq: P.nq, metric: 'cosine', source: data.source },
-      insert: { ...insert, sealSeconds, partitions: sealed.partitions, vectorCount: sealed.vectorCount },
+      insert: { ...insert, adapter: first.name, sealSeconds, partitions: sealed.partitions, vectorCount: sealed.vectorCount },
       inProcessBuild: { upsertSeconds: built.upsertSeconds, flushSeconds: built.flushSeconds, partitions: built.partitions, vectors: built.vectors, isa: built.isa },
       sameData: { queries: checkQ, overlap: agree / checkQ },
       inProcess,
@@ -629,12 +723,12 @@ async function main(): Promise<void> {
       targets,
       notes,
     };
-    const outDir = P.mode === 'full' && P.outName === 'http' ? paths.results : paths.cache;
+    const outDir = P.record ? paths.results : paths.cache;
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, `${P.outName}.json`), JSON.stringify(report, null, 2) + '\n');
     writeFileSync(join(outDir, `${P.outName}.md`), markdown(report));
     process.stdout.write('\n' + terminalTable(report) + '\n\n');
-    process.stdout.write(`commit ${commit}, ISA ${health.isa}, adapter ${health.adapter}, load ${loadStart[0]} -> ${loadEnd[0]}\n`);
+    process.stdout.write(`commit ${commit}, Node ${process.version}, ISA ${measured[0]!.health.isa}, adapters ${measured.map((a) => a.name).join(' + ')}, load ${loadStart[0]} -> ${loadEnd[0]}\n`);
     process.stdout.write(`wrote ${join(outDir, P.outName)}.md and .json\n`);
   } finally {
     cleanup();

@@ -36,7 +36,7 @@ try {
   svc = await startService(
     loadConfig({ host: '127.0.0.1', port: '0', 'data-dir': dataDir, 'http-adapter': adapter, 'search-threads': threads }, {}),
   );
-  send({ type: 'ready', url: svc.url, port: svc.port, adapter: svc.adapter, dataDir });
+  send({ type: 'ready', url: svc.url, port: svc.port, adapter: svc.adapter, detail: svc.adapterDetail });
 } catch (e) {
   send({ type: 'failed', message: (e as Error).stack ?? String(e) });
   process.exit(1);
