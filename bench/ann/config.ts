@@ -61,6 +61,8 @@ export interface Plan {
   flatQueries: number;
   recallTarget: number;
   installFaiss: boolean;
+  /** Rebuild hnswlib-node's addon for the running Node even when it loads. */
+  rebuildPeers: boolean;
   outDir: string | null;
   keepTmp: boolean;
   /** Re-render ann.md / ann.svg from this ann.json instead of measuring. */
@@ -88,7 +90,7 @@ export function parseArgs(argv: string[]): Plan {
     if (eq < 0) flags.set(a.slice(2), true);
     else flags.set(a.slice(2, eq), a.slice(eq + 1));
   }
-  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size', 'render', 'limit-sentences']);
+  const known = new Set(['full', 'quick', 'only', 'skip', 'sets', 'queries', 'no-install', 'out', 'keep-tmp', 'help', 'size', 'render', 'limit-sentences', 'rebuild-peers']);
   for (const f of flags.keys()) if (!known.has(f)) throw new Error(`unknown flag --${f}; try --help`);
   if (flags.has('help')) {
     process.stdout.write(HELP);
@@ -164,6 +166,7 @@ export function parseArgs(argv: string[]): Plan {
     flatQueries: full ? Infinity : 200,
     recallTarget: 0.95,
     installFaiss: !flags.has('no-install'),
+    rebuildPeers: flags.has('rebuild-peers'),
     outDir: typeof out === 'string' ? out : null,
     keepTmp: flags.has('keep-tmp'),
     renderFrom: typeof flags.get('render') === 'string' ? (flags.get('render') as string) : null,
@@ -190,6 +193,11 @@ debian-minilm (384-d MiniLM embeddings of Debian documentation sentences).
                         (development; flagged as a sample in its meta.json, so a run without
                         the flag rebuilds the whole set, resuming from the sample's vectors)
   --no-install          do not apt-get install libfaiss-dev when it is missing
+  --rebuild-peers       rebuild hnswlib-node's addon for the running Node even when it loads
+                        (without it: only when missing or when it does not load here, e.g. built
+                        for another Node's ABI). usearch is built from source only when none of
+                        its binaries loads. A peer that does not load nor build is skipped, the
+                        reason printed and written to ann.md / ann.json
   --out=DIR             write ann.md / ann.svg / ann.json there (default bench/results)
   --keep-tmp            keep the index files written for worker threads
   --render=FILE         only re-render ann.md / ann.svg from a previous ann.json

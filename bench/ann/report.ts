@@ -28,7 +28,14 @@ export interface RunReport {
   sets: Partial<Record<SetName, SetInfo>>;
   runs: LibRun[];
   skipped: { lib: string; reason: string }[];
+  /** How the peers' native addons were found or built for this Node (absent in older reports). */
+  peerNotes?: string[];
   command: string;
+}
+
+/** One line for a library left out: the peers' set-up reasons already say "<peer> skipped ...". */
+export function skipLine(s: { lib: string; reason: string }): string {
+  return /^\S+ skipped\b/.test(s.reason) ? s.reason : `not measured: ${s.lib}: ${s.reason}`;
 }
 
 export const isSable = (lib: LibName) => (SABLE_LIBS as readonly string[]).includes(lib);
@@ -129,7 +136,8 @@ export function renderMarkdown(report: RunReport): string {
   out.push(`- sable kernel ISA: **${report.isa.sable ?? 'not measured'}**; usearch targets available: ${report.isa.usearch ?? '–'}; FAISS: ${report.isa.faiss ?? '–'}, BLAS ${report.isa.blas ?? '–'}`);
   if (report.load) out.push(`- load average (1 min) at start / end: ${report.load[0].toFixed(2)} / ${report.load[1].toFixed(2)} on ${report.cpu.cores} cores (above ~0.5 the machine was shared and the QPS figures are noisy)`);
   out.push(`- Node ${report.node}; ${Object.entries(report.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  for (const s of report.skipped) out.push(`- not measured: ${s.lib}: ${s.reason}`);
+  for (const n of report.peerNotes ?? []) out.push(`- peer set-up: ${n}`);
+  for (const s of report.skipped) out.push(`- ${skipLine(s)}`);
   out.push('');
   out.push(
     `recall@${report.k}: fraction of the true ${report.k} nearest neighbours returned (exact brute-force ground truth in double precision; a tie with the ${report.k}-th distance counts). ` +

@@ -11,13 +11,13 @@ import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs, type HnswBuild, type LibName, type Plan, type SetName } from './config.js';
 import { prepareSet } from './datasets.js';
-import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, gitCommit } from './env.js';
+import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, ensureUsearch, gitCommit, type PeerSetup } from './env.js';
 import { ensureGroundTruth } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
 import { emptyLibRun, type ChildTask, type LibRun } from './libs/types.js';
 import { usearchIsa } from './libs/usearch.js';
 import { ensureDir, paths } from './paths.js';
-import { renderConsoleSummary, renderMarkdown, type RunReport, type SetInfo } from './report.js';
+import { renderConsoleSummary, renderMarkdown, skipLine, type RunReport, type SetInfo } from './report.js';
 import { renderSvg } from './svg.js';
 
 const HNSW_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'faiss-hnsw', 'sable-hnsw'];
@@ -73,10 +73,17 @@ async function main(): Promise<void> {
     for (const l of libs.filter(pred)) skipped.push({ lib: l, reason });
     libs = libs.filter((l) => !pred(l));
   };
-  if (libs.includes('hnswlib')) {
-    const why = ensureHnswlib();
-    if (why) drop((l) => l === 'hnswlib', why);
-  }
+  // hnswlib-node and usearch: loaded once in a probe process of this Node; (re)built for it when
+  // they do not load (another ABI, no binary), skipped with the reason when that fails too.
+  const peerNotes: string[] = [];
+  const peer = (lib: LibName, setup: () => PeerSetup) => {
+    if (!libs.includes(lib)) return;
+    const s = setup();
+    peerNotes.push(...s.notes);
+    if (s.skip) drop((l) => l === lib, s.skip);
+  };
+  peer('hnswlib', () => ensureHnswlib(plan.rebuildPeers));
+  peer('usearch', () => ensureUsearch());
   if (libs.some((l) => l.startsWith('faiss-'))) {
     const why = ensureFaiss(plan.installFaiss);
     if (why) drop((l) => l.startsWith('faiss-'), why);
@@ -158,6 +165,7 @@ async function main(): Promise<void> {
     sets: setInfo,
     runs,
     skipped,
+    peerNotes,
     command: `npm run bench:ann${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
   };
   const outDir = plan.outDir ?? paths.results;
@@ -169,7 +177,8 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${renderConsoleSummary(report)}\n\n`);
   process.stdout.write(`commit: ${commit}\n`);
   process.stdout.write(`ISA: sable kernels ${report.isa.sable ?? '(sable not run)'}; CPU ${cpu.simd.join(' ')}; usearch (available) ${report.isa.usearch ?? '–'}; FAISS ${report.isa.faiss ?? '–'} with ${report.isa.blas ?? '–'}\n`);
-  for (const s of skipped) process.stdout.write(`not measured: ${s.lib}: ${s.reason}\n`);
+  for (const n of peerNotes) process.stdout.write(`peer set-up: ${n}\n`);
+  for (const s of skipped) process.stdout.write(`${skipLine(s)}\n`);
   process.stdout.write(`wrote ${join(outDir, 'ann.md')}, ann.svg, ann.json in ${((Date.now() - t0) / 60000).toFixed(1)} min\n`);
 }
 

@@ -11,10 +11,10 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { LocalEmbeddingModel } from '../../engine/embedding/local-model.js';
 import { native } from '../../engine/native.js';
-import { cpuInfo, gitCommit } from '../ann/env.js';
+import { cpuInfo, gitCommit, oneLine } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { OnnxEmbedder } from './onnx-peer.js';
-import { ORT_VERSION } from './onnx-runtime.js';
+import { OnnxRuntimeUnavailable, ORT_VERSION } from './onnx-runtime.js';
 import { loadSentences, SENTENCE_SOURCE } from './sentences.js';
 
 interface Embedder {
@@ -95,9 +95,10 @@ async function main(): Promise<void> {
       rows.push(await throughput(`sable, ${threads} threads (again)`, sable, texts, tokens));
       await peer.close();
       await peerOne.close();
-      peerNote = `onnxruntime-node ${ORT_VERSION} (fetched into bench/.cache on first use) on an ONNX graph written from the same safetensors (bench/embed/onnx-graph.ts; ORT's default graph optimisations)`;
+      peerNote = `onnxruntime-node ${ORT_VERSION} on Node ${process.versions.node} (fetched into bench/.cache on first use) on an ONNX graph written from the same safetensors (bench/embed/onnx-graph.ts; ORT's default graph optimisations)`;
     } catch (e) {
-      peerNote = `onnxruntime peer unavailable: ${(e as Error).message}`;
+      // Never the whole bench for a missing peer: one line, printed and in embed.md / embed.json.
+      peerNote = e instanceof OnnxRuntimeUnavailable ? e.message : `onnxruntime skipped: ${oneLine((e as Error).message)}`;
       log(peerNote);
     }
   }
