@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../control-plane/node-flags.js';
 import { paths } from './ann/paths.js';
 
 export interface Served {
@@ -17,7 +18,7 @@ export interface Served {
 export async function serve(prefix: string, flags: string[] = []): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const cli = join(paths.root, 'dist', 'control-plane', 'cli.js');
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, cli, 'serve', '--port', '0', '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';

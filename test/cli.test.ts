@@ -1,11 +1,12 @@
 // The `sable` command helps: --help for every command (exit 0) with every flag, its variable and
 // its default; unknown commands, flags and bad values exit 2 naming the nearest right one.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SETTINGS } from '../dist/control-plane/config.js';
+import { SERVICE_NODE_FLAGS } from '../dist/control-plane/node-flags.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'sable-cli-'));
@@ -30,6 +31,17 @@ describe('sable (the command)', () => {
     expect(serve).toMatch(/max-body-bytes.*64 MiB/);
     expect(sable('--version').stdout).toMatch(/^sable-retrieval \d+\.\d+\.\d+/);
     expect(spawnSync('ls', ['-A', dir], { encoding: 'utf8' }).stdout).toBe('');
+  });
+
+  it('runs with its Node flags however it is started: the executable (shebang) and npm start', () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
+    expect(pkg.bin.sable).toBe('dist/control-plane/cli.js');
+    expect(pkg.scripts.start).toBe(`node ${SERVICE_NODE_FLAGS.join(' ')} dist/control-plane/cli.js serve`);
+    // Run as users run the command: the file itself, through its shebang.
+    const preload = join(__dirname, 'support', 'print-exec-argv.cjs');
+    const r = spawnSync(CLI, ['--version'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: `--require ${preload}` } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([...SERVICE_NODE_FLAGS]);
   });
 
   it('refuses unknown commands, flags and bad values with exit 2, naming the nearest', () => {

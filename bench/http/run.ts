@@ -17,6 +17,7 @@ import { availableParallelism } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from '../../control-plane/node-flags.js';
 import { SearchPool } from '../../workers/index.js';
 import { loadSet, readMeta, SYNTHETIC, SyntheticGenerator } from '../ann/datasets.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
@@ -341,7 +342,7 @@ const diagWindow = (P: Plan) => ({ warmupMs: Math.min(P.warmupMs, 1000), duratio
 
 /** The service on adapter `a` over the loaded data directory, once it serves the dataset sealed. */
 async function serveLoaded(b: Bench, a: AdapterInfo, threads: number, execArgv: string[] = []): Promise<ServerChild> {
-  const server = await ServerChild.start('./server.js', [b.dataDir, a.key, String(threads)], 300_000, execArgv);
+  const server = await ServerChild.start('./server.js', [b.dataDir, a.key, String(threads)], 300_000, [...SERVICE_NODE_FLAGS, ...execArgv]);
   await waitSealed(server.ready.url, b.key, b.dsId, b.P.n, 5 * 60_000);
   return server;
 }
@@ -545,7 +546,7 @@ async function main(): Promise<void> {
     const first = adapters[0]!;
     const dataDir = join(runDir, 'service');
     mkdirSync(dataDir);
-    let server = await ServerChild.start('./server.js', [dataDir, first.key, String(P.threads)], 120_000);
+    let server = await ServerChild.start('./server.js', [dataDir, first.key, String(P.threads)], 120_000, [...SERVICE_NODE_FLAGS]);
     const base = server.ready.url;
     const key = readFileSync(join(dataDir, 'admin.key'), 'utf8').trim();
     log(`service up at ${base} on ${server.ready.adapter}: loading the data`);

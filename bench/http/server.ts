@@ -1,7 +1,7 @@
-// The service under test, in its own forked process: startService(loadConfig(...)) exactly as
-// `sable serve` does, on 127.0.0.1 and a free port. Answers usage requests (CPU of the whole
-// process, event-loop utilisation of its main thread) and stops on 'close' or when the
-// orchestrator goes away.
+// The service under test, in its own forked process with the Node flags of `sable serve`
+// (SERVICE_NODE_FLAGS): startService(loadConfig(...)) exactly as `sable serve` does, on
+// 127.0.0.1 and a free port. Answers usage requests (CPU of the whole process, event-loop
+// utilisation of its main thread) and stops on 'close' or when the orchestrator goes away.
 import { performance } from 'node:perf_hooks';
 import { startService, type Service } from '../../control-plane/app.js';
 import { loadConfig } from '../../control-plane/config.js';
