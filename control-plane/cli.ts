@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S node --max-semi-space-size=16 --heap-growing-percent=100
 /**
  * The `sable` command: `serve` runs the service, `keys` manages API keys (also while the service
  * runs on the same data directory). `--help` anywhere prints the usage of that command; an

@@ -3,10 +3,16 @@
  * package.json and the benchmarks' service processes (a test checks they agree). V8 reads them
  * only from the command line, never once the process runs.
  *
- * --max-semi-space-size=16: Node 24's V8 grows the young generation to 64 MB semispaces. In a
- * service that took a load (old generation ~35 MB), the old generation then cannot take a whole
- * young generation's promotion, so V8 runs a full mark-compact where a scavenge would do: ~6 a
- * second of 5-13 ms while serving JSON searches, p99 12-15 ms at 16 clients against 3.1 ms with
- * 16 MB, the size Node 20 and 22 use (bench:http on Node 24.21.0).
+ * Why: the service's JS heap is small (vectors live in native memory; the old generation of a
+ * loaded service is ~35 MB) and its requests allocate fast. V8 starts incremental marking as soon
+ * as the old generation's headroom (limit - size) is below the young generation's capacity, and
+ * it grows the limit by as little as 1.1x: then every young-generation fill became a full
+ * mark-compact, ~6 a second of 4-13 ms, while serving searches. Node 24's V8 also grows the
+ * young generation to 64 MB semispaces, which no such headroom covers. Measured on Node 24.21.0
+ * (bench:http, JSON searches at 16 clients, a service that had just taken 100k vectors): p99
+ * 11-16 ms by default, 3.1-3.5 ms with both flags.
+ * --max-semi-space-size=16: the young generation Node 20 and 22 use.
+ * --heap-growing-percent=100: the old generation's limit doubles after a mark-compact, so its
+ *   headroom covers a young generation's promotion (a heap of ~35 MB may grow to ~70 MB).
  */
-export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16'] as const;
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=100'] as const;
