@@ -5,14 +5,9 @@
 // writes its answers, and idle connections live as long as there (keepAliveTimeout).
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
-import type { FromServer, ToServer } from './protocol.js';
+import { send, serveOrchestrator } from './server-child.js';
 
 const BODY = Buffer.from('{"status":"ok","results":[]}');
-
-function send(m: FromServer): void {
-  if (process.connected) process.send!(m);
-}
 
 function answer(res: ServerResponse, extra: Record<string, string> = {}): void {
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(BODY.length), ...extra });
@@ -43,14 +38,7 @@ server.listen(0, '127.0.0.1', () => {
   send({ type: 'ready', url: `http://127.0.0.1:${port}`, port, adapter: 'node:http (bare)', detail: `node:http of Node ${process.version}` });
 });
 
-const stop = () => {
+serveOrchestrator(() => {
   server.closeAllConnections();
   server.close();
-  send({ type: 'closed' });
-  process.exit(0);
-};
-process.on('message', (m: ToServer) => {
-  if (m.type === 'usage') send({ type: 'usage', usage: { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() } });
-  else if (m.type === 'close') stop();
 });
-process.on('disconnect', stop);

@@ -3,16 +3,11 @@
 // request body (as the service's adapter does: copied chunks) and answers the same fixed body.
 // uWS comes from the service's own loader (its native binary or nothing, never the package's JS
 // emulation); where none loads the child says why and exits.
-import { performance } from 'node:perf_hooks';
 import type { us_listen_socket } from 'uWebSockets.js';
 import { loadUws } from '../../control-plane/http/uws-binary.js';
-import type { FromServer, ToServer } from './protocol.js';
+import { send, serveOrchestrator } from './server-child.js';
 
 const BODY = '{"status":"ok","results":[]}';
-
-function send(m: FromServer): void {
-  if (process.connected) process.send!(m);
-}
 
 const loaded = loadUws();
 if (loaded instanceof Error) {
@@ -55,14 +50,7 @@ app.listen('127.0.0.1', 0, (s) => {
   send({ type: 'ready', url: `http://127.0.0.1:${port}`, port, adapter: 'uWebSockets.js (bare)', detail: `native binary ${source}` });
 });
 
-const stop = () => {
+serveOrchestrator(() => {
   if (socket) uws.us_listen_socket_close(socket);
   socket = null;
-  send({ type: 'closed' });
-  process.exit(0);
-};
-process.on('message', (m: ToServer) => {
-  if (m.type === 'usage') send({ type: 'usage', usage: { cpu: process.cpuUsage(), elu: performance.eventLoopUtilization() } });
-  else if (m.type === 'close') stop();
 });
-process.on('disconnect', stop);

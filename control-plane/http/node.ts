@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { badRequest } from '../../errors/codes.js';
+import { AdapterRequest } from './request.js';
 import { errorResponse, failedRequest } from './status.js';
 import { tooLarge, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
 
@@ -129,51 +130,19 @@ function run(handler: Handler, request: Request, answer: (out: Response) => void
   pending.then(answer, (e) => answer(failedRequest(e))).catch((e) => console.error('sable: writing an answer failed:', e));
 }
 
-/**
- * A request as the routes see it. The path is the request target up to `?` (node:http has
- * already refused targets with spaces or control bytes); targets a URL object must normalise
- * (absolute form, dot segments, backslashes) go through one.
- */
-class NodeRequest implements Request {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string>;
-  body: Buffer = EMPTY;
-  stream?: Readable;
-  readonly startedAt = process.hrtime.bigint();
-  private readonly rawQuery: string;
-  private parsedQuery?: URLSearchParams;
+/** A request as the routes see it. */
+class NodeRequest extends AdapterRequest {
   private controller?: AbortController;
 
   constructor(
     req: IncomingMessage,
     private readonly res: ServerResponse,
   ) {
-    this.method = req.method ?? 'GET';
+    const [path, query] = splitTarget(req.url ?? '/');
     // Repeated headers arrive joined with ', ' (set-cookie, the one array, is not a request header).
-    this.headers = req.headers as Record<string, string>;
-    const target = req.url ?? '/';
-    if (target.charCodeAt(0) === 47 /* / */ && !target.includes('/.') && !target.includes('\\')) {
-      const q = target.indexOf('?');
-      this.path = q < 0 ? target : target.slice(0, q);
-      this.rawQuery = q < 0 ? '' : target.slice(q + 1);
-    } else {
-      let url: URL;
-      try {
-        url = new URL(target, 'http://localhost');
-      } catch {
-        throw badRequest(`the request target '${target.slice(0, 80)}' is not a URL`);
-      }
-      this.path = url.pathname;
-      this.rawQuery = url.search.slice(1);
-    }
+    super(req.method ?? 'GET', path, query, req.headers as Record<string, string>);
   }
 
-  get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
-  }
-
-  /** Aborts when the client goes away before the answer is complete. */
   get signal(): AbortSignal {
     if (!this.controller) {
       const controller = (this.controller = new AbortController());
@@ -185,7 +154,24 @@ class NodeRequest implements Request {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
+/**
+ * The path and query of a request target: split at `?` (node:http has already refused targets
+ * with spaces or control bytes), or through a URL object where it must normalise (absolute form,
+ * dot segments, backslashes).
+ */
+function splitTarget(target: string): [string, string] {
+  if (target.charCodeAt(0) === 47 /* / */ && !target.includes('/.') && !target.includes('\\')) {
+    const q = target.indexOf('?');
+    return q < 0 ? [target, ''] : [target.slice(0, q), target.slice(q + 1)];
+  }
+  let url: URL;
+  try {
+    url = new URL(target, 'http://localhost');
+  } catch {
+    throw badRequest(`the request target '${target.slice(0, 80)}' is not a URL`);
+  }
+  return [url.pathname, url.search.slice(1)];
+}
 
 function send(res: ServerResponse, out: Response): void {
   if (res.headersSent || res.destroyed) {

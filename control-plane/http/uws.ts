@@ -7,6 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import { badRequest } from '../../errors/codes.js';
+import { AdapterRequest, EMPTY_BODY } from './request.js';
 import { errorResponse, failedRequest } from './status.js';
 import { tooLarge, STATUS_TEXT, type Handler, type HttpServer, type Request, type Response, type ServerOptions } from './types.js';
 import type { LoadedUws } from './uws-binary.js';
@@ -80,7 +81,6 @@ function accept(res: UwsResponse, req: import('uWebSockets.js').HttpRequest, sta
 }
 
 const METHODS: Record<string, string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', delete: 'DELETE', head: 'HEAD', options: 'OPTIONS' };
-const EMPTY = Buffer.alloc(0);
 
 /** Headers are read into this object by a callback made once (no closure per request). */
 let collecting: Record<string, string> = {};
@@ -88,34 +88,16 @@ const collectHeader = (k: string, v: string) => {
   collecting[k] = v;
 };
 
-/**
- * A request as the routes see it, read from uWS's request object before it dies. The query
- * string is parsed and the abort signal made only when a route asks for them.
- */
-class UwsRequest implements Request {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string>;
-  body: Buffer = EMPTY;
-  stream?: Readable;
-  readonly startedAt = process.hrtime.bigint();
-  private readonly rawQuery: string;
-  private parsedQuery?: URLSearchParams;
+/** A request as the routes see it, read from uWS's request object before it dies. */
+class UwsRequest extends AdapterRequest {
   private controller?: AbortController;
   private gone = false;
 
   constructor(req: import('uWebSockets.js').HttpRequest) {
     const m = req.getMethod();
-    this.method = METHODS[m] ?? m.toUpperCase();
-    this.path = req.getUrl();
-    this.rawQuery = req.getQuery() ?? '';
     collecting = {};
     req.forEach(collectHeader);
-    this.headers = collecting;
-  }
-
-  get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
+    super(METHODS[m] ?? m.toUpperCase(), req.getUrl(), req.getQuery() ?? '', collecting);
   }
 
   get signal(): AbortSignal {
@@ -261,7 +243,7 @@ function write(res: UwsResponse, state: State, out: Response, closeAfter: boolea
     state.stream = undefined;
   }
   if (out.body instanceof Readable) return respondStream(res, state, out, out.body);
-  answering = { res, out, body: out.body ?? EMPTY, closeAfter };
+  answering = { res, out, body: out.body ?? EMPTY_BODY, closeAfter };
   try {
     res.cork(writeAnswer);
   } finally {
