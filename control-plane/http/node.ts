@@ -87,12 +87,16 @@ function serve(req: IncomingMessage, res: ServerResponse, handler: Handler, opts
   });
 }
 
+/** Bodies up to this declared length are read into one buffer allocated up front. */
+const PREALLOCATED_BODY_BYTES = 1 << 20;
+
 /**
- * Reads a buffered body: into one buffer of the declared length when there is one (node:http
- * has checked it is a length and ends the body there), else chunk by chunk up to the limit.
+ * Reads a buffered body: into one buffer of the declared length when there is a small one
+ * (node:http has checked it is a length and ends the body there; a large one is not reserved
+ * before its bytes arrive), else chunk by chunk up to the limit.
  */
 function readBody(req: IncomingMessage, res: ServerResponse, declared: number | undefined, limit: number, done: (body: Buffer) => void): void {
-  const whole = declared !== undefined ? Buffer.allocUnsafe(declared) : undefined;
+  const whole = declared !== undefined && declared <= PREALLOCATED_BODY_BYTES ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   let over = false;
