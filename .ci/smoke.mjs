@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The adapter each supported Node gets (README, "Node.js versions"). */
-const EXPECTED_ADAPTER = { 20: 'uWebSockets.js', 22: 'uWebSockets.js', 24: 'node:http' };
+const EXPECTED_ADAPTER = { 20: 'uWebSockets.js', 22: 'node:http', 24: 'node:http' };
 const major = Number(process.versions.node.split('.')[0]);
 const dir = mkdtempSync(join(tmpdir(), 'sable-smoke-'));
 const child = spawn('npm', ['start', '--', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
