@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cosineDistance, crashSeed, eachLimited, exactTopK, killsFor, report, seededRandom, sleep } from './support/crash.js';
+import { crashSeed, eachLimited, expectExactTop10, killsFor, report, seededRandom, sleep } from './support/crash.js';
 import { adminKey, client, serve, type Served } from './support/serve.js';
 
 const DIM = 16;
@@ -30,10 +30,9 @@ describe('crash suite: writes under kill -9', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it(`keeps every acknowledged write and delete across ${KILLS} kills`, async () => {
-    const seed = crashSeed();
+    const seed = crashSeed('writes');
     const rand = seededRandom(seed);
     const started = Date.now();
-    console.log(`crash writes: seed ${seed} (SABLE_CRASH_SEED=${seed} replays the choices)`);
     let svc: Served = await serve(dir);
     const call = client(() => svc.url, adminKey(dir));
     const created = await call('POST', '/datasets', { name: 'crash-writes', dim: DIM, metric: 'cosine' });
@@ -142,30 +141,7 @@ describe('crash suite: writes under kill -9', () => {
       for (let q = 0; q < 5; q++) {
         const query = vector();
         const r = await call('POST', `${base}/search`, { query, top_k: 10, nprobe_override: 1_000_000 });
-        const served: { id: number; score: number }[] = r.body.results;
-        const want = exactTopK(live, query, 10);
-        const tenth = cosineDistance(query, live.get(want[9]!)!);
-        const explain = () =>
-          served.map((x) => `${x.id}: served ${x.score.toFixed(6)}, stored ${live.has(x.id) ? cosineDistance(query, live.get(x.id)!).toFixed(6) : 'not live'} (${JSON.stringify(acked.get(x.id) && (acked.get(x.id) as { meta?: Meta }).meta)})`).join('; ') +
-          ` | exact: ${want.map((id) => `${id}: ${cosineDistance(query, live.get(id)!).toFixed(6)}`).join('; ')}`;
-        // Every served row is live and scored as its stored vector: a stale or foreign vector
-        // would score otherwise. Sealed cosine rows are kept in half precision, so scores agree
-        // with the double-precision oracle to HALF, and rows that near the 10th may swap.
-        const HALF = 1e-3;
-        expect(served.length, `${label}: exact top 10: ${explain()}`).toBe(10);
-        for (const x of served) {
-          expect(live.has(x.id), `${label}: exact top 10, served ${x.id} not live: ${explain()}`).toBe(true);
-          expect(Math.abs(x.score - cosineDistance(query, live.get(x.id)!)), `${label}: exact top 10, ${x.id} scored off its stored vector: ${explain()}`).toBeLessThan(HALF);
-        }
-        const servedIds = new Set(served.map((x) => x.id));
-        for (const id of want) {
-          if (servedIds.has(id)) continue;
-          expect(cosineDistance(query, live.get(id)!), `${label}: exact top 10, ${id} missing: ${explain()}`).toBeGreaterThan(tenth - HALF);
-        }
-        for (const x of served) {
-          if (want.includes(x.id)) continue;
-          expect(cosineDistance(query, live.get(x.id)!), `${label}: exact top 10, ${x.id} served: ${explain()}`).toBeLessThan(tenth + HALF);
-        }
+        expectExactTop10(r.body.results, live, query, label, (id) => ` (${JSON.stringify(acked.get(id) && (acked.get(id) as { meta?: Meta }).meta)})`);
       }
     };
 

@@ -4,6 +4,7 @@
 // reports (printed, and written to a JSON file that `npm run test:crash` turns into its report).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { score } from './data.js';
 
 /** Kills per scenario: SABLE_CRASH_KILLS, else the short default of the scenario. */
@@ -15,9 +16,12 @@ export function killsFor(shortDefault: number): number {
 /** The project's seeded generator: a failing round replays from the seed it prints. */
 export { seeded as seededRandom } from './engine-model.mjs';
 
-export function crashSeed(): number {
+/** SABLE_CRASH_SEED, else a random seed; printed first, so a failing run can be replayed. */
+export function crashSeed(scenario: string): number {
   const s = Number(process.env.SABLE_CRASH_SEED);
-  return Number.isInteger(s) ? s : Math.floor(Math.random() * 2 ** 31);
+  const seed = Number.isInteger(s) ? s : Math.floor(Math.random() * 2 ** 31);
+  console.log(`crash ${scenario}: seed ${seed} (SABLE_CRASH_SEED=${seed} replays the choices)`);
+  return seed;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,6 +45,33 @@ export function exactTopK(rows: Map<number, ArrayLike<number>>, query: ArrayLike
     .sort((x, y) => x.d - y.d || x.id - y.id)
     .slice(0, k)
     .map((x) => x.id);
+}
+
+/**
+ * Checks an exact search's answer (every list probed) against the exact top 10 of `rows`. Sealed
+ * cosine rows are kept in half precision, so scores agree with the double-precision oracle to
+ * HALF, and rows that near the 10th may swap: every served row must be a stored row scored as its
+ * stored vector, and a row in one answer but not the other must lie within HALF of the 10th.
+ */
+export function expectExactTop10(served: { id: number; score: number }[], rows: Map<number, ArrayLike<number>>, query: ArrayLike<number>, label: string, describe: (id: number) => string = () => ''): void {
+  const HALF = 1e-3;
+  const want = exactTopK(rows, query, 10);
+  const tenth = cosineDistance(query, rows.get(want[9]!)!);
+  const explain = () =>
+    served.map((x) => `${x.id}: served ${x.score.toFixed(6)}, stored ${rows.has(x.id) ? cosineDistance(query, rows.get(x.id)!).toFixed(6) : 'not live'}${describe(x.id)}`).join('; ') +
+    ` | exact: ${want.map((id) => `${id}: ${cosineDistance(query, rows.get(id)!).toFixed(6)}`).join('; ')}`;
+  expect(served.length, `${label}: exact top 10: ${explain()}`).toBe(10);
+  for (const x of served) {
+    expect(rows.has(x.id), `${label}: exact top 10, served ${x.id} not live: ${explain()}`).toBe(true);
+    expect(Math.abs(x.score - cosineDistance(query, rows.get(x.id)!)), `${label}: exact top 10, ${x.id} scored off its stored vector: ${explain()}`).toBeLessThan(HALF);
+  }
+  const servedIds = new Set(served.map((x) => x.id));
+  for (const id of want) {
+    if (!servedIds.has(id)) expect(cosineDistance(query, rows.get(id)!), `${label}: exact top 10, ${id} missing: ${explain()}`).toBeGreaterThan(tenth - HALF);
+  }
+  for (const x of served) {
+    if (!want.includes(x.id)) expect(cosineDistance(query, rows.get(x.id)!), `${label}: exact top 10, ${x.id} served: ${explain()}`).toBeLessThan(tenth + HALF);
+  }
 }
 
 export interface CrashFigures {
