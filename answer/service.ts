@@ -21,7 +21,7 @@ import type { IntelligenceQuery, Mode } from './requests.js';
 import type { Run } from './runs/run.js';
 import type { RunStore } from './runs/run-store.js';
 import type { SessionRecord, SessionStore } from './sessions/store.js';
-import { chunkEntry, groupSources, sourceEntry } from './sources.js';
+import { chunkEntry, extractiveChunk, groupSources, sourceEntry } from './sources.js';
 import { checkSentence, type Dropped } from './synthesis/citations.js';
 import { pickSentences } from './synthesis/extractive.js';
 import { generate, type GenerativeModel } from './synthesis/generative.js';
@@ -405,6 +405,8 @@ export class AnswerService {
     const groups = groupSources(context);
     const sources = groups.map((g) => sourceEntry(g, w.orgId, this.d.previews));
     const cited = groups.map((g, i) => ({ name: sources[i].name, texts: g.chunks.map((c) => c.text) }));
+    const rankOf = new Map(context.map((c, i) => [c, i]));
+    const passages = groups.map((g) => ({ chunks: g.chunks.map((c) => extractiveChunk(c, rankOf.get(c) ?? context.length)) }));
     for (const c of w.computed) run.text(computeSentence(c, w.scope.views.get(c.dataset_id)!.record.name) + ' ');
     let used: 'generative' | 'extractive' = 'extractive';
     let dropped: Dropped[] = [];
@@ -438,8 +440,8 @@ export class AnswerService {
     let message: string | null = null;
     if (used === 'extractive') {
       // The sentences answer this question; the one it follows only widened the search.
-      let picked = pickSentences(body.query, cited);
-      if (picked.length === 0) picked = pickSentences(p.search_query, cited);
+      let picked = pickSentences(body.query, passages);
+      if (picked.length === 0) picked = pickSentences(p.search_query, passages);
       const parts = picked.map((s) => checkSentence(`${s.text} [${s.source}]`, cited, true));
       for (const c of parts) {
         dropped.push(...c.dropped);

@@ -4,6 +4,8 @@
  * storage keys, no payload references, no chunk text twice.
  */
 import type { Scalar } from '../catalog/json-schema.js';
+import type { ExtractiveChunk } from './synthesis/extractive.js';
+import { normalize } from './synthesis/sentences.js';
 import { visibleMetadata } from '../retrieval/vectors.js';
 import type { PreviewSigner } from './preview-ref.js';
 import type { RetrievedChunk } from './tools/context.js';
@@ -90,5 +92,18 @@ export function chunkEntry(c: RetrievedChunk) {
     source_url: str(c.metadata.url),
     page: int(c.metadata.page),
     metadata: { ...visibleMetadata(c.metadata, false), dataset_id: c.dataset_id },
+  };
+}
+
+/** A gathered chunk as the extractive answerer reads it: its text, headings and relevance. */
+export function extractiveChunk(c: RetrievedChunk, rank: number): ExtractiveChunk {
+  const headings = typeof c.metadata.heading === 'string' ? c.metadata.heading.split(' > ') : [];
+  const last = headings.at(-1);
+  return {
+    text: c.text,
+    headings,
+    relevance: c.relevance,
+    rank,
+    startsSection: c.metadata.chunk_index === 0 || (last !== undefined && normalize(c.text).startsWith(normalize(last))),
   };
 }

@@ -42,6 +42,8 @@ function quantile(xs: number[], q: number): number {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** The extractive answerer's words when nothing answers (answer/service.ts). */
+const NO_ANSWER = /^I found nothing in the datasets in scope that answers this question/;
 
 async function main(): Promise<void> {
   const missing = ensureDebianFaq(!args.has('no-install'));
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
     const done: number[] = [];
     const misses: string[] = [];
     const unheld: string[] = [];
+    const answers: { question: string; answer: string; key: string; keyHeld: boolean; goldFirst: boolean; noAnswer: boolean }[] = [];
     for (const q of questions) {
       const { frames, firstMs, doneMs } = await ask(s.url, s.key, { query: q.text, dataset_ids: [ds.id] });
       first.push(firstMs);
@@ -120,10 +123,21 @@ async function main(): Promise<void> {
         else if (unheld.length < 10) unheld.push(`[${m[2]}] "${normalize(m[1])}" (${cited ? cited.name : 'no such source'})`);
       }
       const key = sentencesOf(bodies[q.gold])[0] ?? '';
-      if (key && normalize(answer).includes(normalize(key))) keyHeld++;
+      const isHeld = key !== '' && normalize(answer).includes(normalize(key));
+      if (isHeld) keyHeld++;
+      answers.push({ question: q.text, answer, key, keyHeld: isHeld, goldFirst: names[0] === fileOf(q.gold), noAnswer: NO_ANSWER.test(answer) });
     }
     const n = questions.length;
-    const qa = { recall1: r1 / n, recall5: r5 / n, markers, markersHeld: markers ? held / markers : 1, keySentence: keyHeld / n };
+    const withGoldFirst = answers.filter((a) => a.goldFirst);
+    const qa = {
+      recall1: r1 / n,
+      recall5: r5 / n,
+      markers,
+      markersHeld: markers ? held / markers : 1,
+      keySentence: keyHeld / n,
+      keySentenceGoldFirst: withGoldFirst.filter((a) => a.keyHeld).length / Math.max(1, withGoldFirst.length),
+      noAnswer: answers.filter((a) => a.noAnswer).length / n,
+    };
     const latency = { firstP50: quantile(first, 0.5), firstP99: quantile(first, 0.99), doneP50: quantile(done, 0.5), doneP99: quantile(done, 0.99) };
     const retrievalFile = join(paths.root, 'bench', 'results', 'retrieval.json');
     const sectionDense = existsSync(retrievalFile) ? (JSON.parse(readFileSync(retrievalFile, 'utf8')).rows as { method: string; recall5: number }[]).find((r) => r.method.startsWith('dense')) : undefined;
@@ -143,6 +157,8 @@ async function main(): Promise<void> {
       `| recall@5 of the answer's sources | ${pct(qa.recall5)} |`,
       `| [n] markers whose sentence is in a chunk of source n | ${pct(qa.markersHeld)} (${qa.markers} markers) |`,
       `| answers holding the gold section's first sentence | ${pct(qa.keySentence)} |`,
+      `| the same, of the answers whose first source is the gold section | ${pct(qa.keySentenceGoldFirst)} |`,
+      `| answers that say no answer was found (every question here has one) | ${pct(qa.noAnswer)} |`,
       `| time to the first chunk, p50 / p99 | ${latency.firstP50.toFixed(1)} / ${latency.firstP99.toFixed(1)} ms |`,
       `| time to done, p50 / p99 | ${latency.doneP50.toFixed(1)} / ${latency.doneP99.toFixed(1)} ms |`,
       '',
@@ -160,11 +176,15 @@ async function main(): Promise<void> {
       ...misses.map((m) => `- ${m}`),
       '',
       ...(unheld.length ? ['Markers whose sentence was not found in the cited chunks (first ten):', '', ...unheld.map((m) => `- ${m}`), ''] : []),
+      'Ten answers (every twelfth question), with the gold section\'s first sentence:',
+      '',
+      ...answers.filter((_, i) => i % 12 === 0).slice(0, 10).flatMap((a) => [`- **${a.question}**`, `  - answer: ${a.answer.replace(/\s+/g, ' ').trim() || '(empty)'}`, `  - gold first sentence${a.keyHeld ? ' (held)' : ''}: ${a.key}`]),
+      '',
     ];
     const out = args.get('out') ?? join(paths.root, 'bench', 'results');
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, 'qa.md'), lines.join('\n'));
-    writeFileSync(join(out, 'qa.json'), JSON.stringify({ commit: gitCommit(), sections: sections.length, chunks: stats.vector_count, questions: n, qa, latency, peers: peerRows, sectionDense: sectionDense ?? null }, null, 2));
+    writeFileSync(join(out, 'qa.json'), JSON.stringify({ commit: gitCommit(), sections: sections.length, chunks: stats.vector_count, questions: n, qa, latency, peers: peerRows, sectionDense: sectionDense ?? null, answers }, null, 2));
     process.stdout.write(lines.join('\n'));
   } finally {
     await s.stop();
