@@ -42,6 +42,33 @@ function quantile(xs: number[], q: number): number {
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/**
+ * Questions the Debian FAQ does not answer: headings of another project's FAQ (Celery's, in
+ * Debian's python-celery-doc). Each should get "no answer" and the closest sources.
+ */
+const UNANSWERABLE = [
+  'What kinds of things should I use Celery for?',
+  'Does Celery have many dependencies?',
+  'Is Celery dependent on pickle?',
+  'Is Celery for Django only?',
+  'Do I have to use AMQP/RabbitMQ?',
+  'MySQL is throwing deadlock errors, what can I do?',
+  'Why is Task.delay/apply*/the worker just hanging?',
+  "Why won't my periodic task run?",
+  'How do I purge all waiting tasks?',
+  'How do I get the result of a task if I have the ID that points there?',
+  'Why is RabbitMQ crashing?',
+  'Can I use Celery with ActiveMQ/STOMP?',
+  'Can I call a task by name?',
+  'Can I get the task id of the current task?',
+  'Can I cancel the execution of a task?',
+  'Can I disable prefetching of tasks?',
+  'Does Celery support task priorities?',
+  'Should I use retry or acks_late?',
+  'Can I schedule tasks to execute at a specific time?',
+  'Does Celery support Windows?',
+];
+
 /** The extractive answerer's words when nothing answers (answer/service.ts). */
 const NO_ANSWER = /^I found nothing in the datasets in scope that answers this question/;
 
@@ -105,13 +132,13 @@ async function main(): Promise<void> {
     const done: number[] = [];
     const misses: string[] = [];
     const unheld: string[] = [];
-    const answers: { question: string; answer: string; key: string; keyHeld: boolean; goldFirst: boolean; noAnswer: boolean }[] = [];
+    const answers: { question: string; answer: string; key: string; keyHeld: boolean; goldFirst: boolean; noAnswer: boolean; relevance: number }[] = [];
     for (const q of questions) {
       const { frames, firstMs, doneMs } = await ask(s.url, s.key, { query: q.text, dataset_ids: [ds.id] });
       first.push(firstMs);
       done.push(doneMs);
       const answer = frames.filter((f) => f.chunk_type === 'text').map((f) => f.content).join('');
-      const sources: { name: string; chunks: { text: string }[] }[] = frames.find((f) => f.chunk_type === 'citation')?.metadata.sources ?? [];
+      const sources: { name: string; relevance: number; chunks: { text: string }[] }[] = frames.find((f) => f.chunk_type === 'citation')?.metadata.sources ?? [];
       const names = sources.map((x) => x.name);
       if (names[0] === fileOf(q.gold)) r1++;
       if (names.slice(0, 5).includes(fileOf(q.gold))) r5++;
@@ -125,7 +152,15 @@ async function main(): Promise<void> {
       const key = sentencesOf(bodies[q.gold])[0] ?? '';
       const isHeld = key !== '' && normalize(answer).includes(normalize(key));
       if (isHeld) keyHeld++;
-      answers.push({ question: q.text, answer, key, keyHeld: isHeld, goldFirst: names[0] === fileOf(q.gold), noAnswer: NO_ANSWER.test(answer) });
+      answers.push({ question: q.text, answer, key, keyHeld: isHeld, goldFirst: names[0] === fileOf(q.gold), noAnswer: NO_ANSWER.test(answer), relevance: sources[0]?.relevance ?? 0 });
+    }
+    // Questions no section answers, and how near their closest source came (against the answerable ones).
+    const unanswered: { question: string; answer: string; relevance: number }[] = [];
+    for (const q of UNANSWERABLE) {
+      const { frames } = await ask(s.url, s.key, { query: q, dataset_ids: [ds.id] });
+      const answer = frames.filter((f) => f.chunk_type === 'text').map((f) => f.content).join('');
+      const top: { relevance?: number } | undefined = frames.find((f) => f.chunk_type === 'citation')?.metadata.sources?.[0];
+      unanswered.push({ question: q, answer, relevance: top?.relevance ?? 0 });
     }
     const n = questions.length;
     const withGoldFirst = answers.filter((a) => a.goldFirst);
@@ -137,6 +172,7 @@ async function main(): Promise<void> {
       keySentence: keyHeld / n,
       keySentenceGoldFirst: withGoldFirst.filter((a) => a.keyHeld).length / Math.max(1, withGoldFirst.length),
       noAnswer: answers.filter((a) => a.noAnswer).length / n,
+      unanswerableNoAnswer: unanswered.filter((u) => NO_ANSWER.test(u.answer)).length / unanswered.length,
     };
     const latency = { firstP50: quantile(first, 0.5), firstP99: quantile(first, 0.99), doneP50: quantile(done, 0.5), doneP99: quantile(done, 0.99) };
     const retrievalFile = join(paths.root, 'bench', 'results', 'retrieval.json');
@@ -159,6 +195,7 @@ async function main(): Promise<void> {
       `| answers holding the gold section's first sentence | ${pct(qa.keySentence)} |`,
       `| the same, of the answers whose first source is the gold section | ${pct(qa.keySentenceGoldFirst)} |`,
       `| answers that say no answer was found (every question here has one) | ${pct(qa.noAnswer)} |`,
+      `| ${UNANSWERABLE.length} questions no section answers (Celery's FAQ): answered "no answer found" | ${pct(qa.unanswerableNoAnswer)} |`,
       `| time to the first chunk, p50 / p99 | ${latency.firstP50.toFixed(1)} / ${latency.firstP99.toFixed(1)} ms |`,
       `| time to done, p50 / p99 | ${latency.doneP50.toFixed(1)} / ${latency.doneP99.toFixed(1)} ms |`,
       '',
@@ -176,6 +213,10 @@ async function main(): Promise<void> {
       ...misses.map((m) => `- ${m}`),
       '',
       ...(unheld.length ? ['Markers whose sentence was not found in the cited chunks (first ten):', '', ...unheld.map((m) => `- ${m}`), ''] : []),
+      `Questions no section answers, answered anyway (relevance of the first source):`,
+      '',
+      ...unanswered.filter((u) => !NO_ANSWER.test(u.answer)).map((u) => `- ${u.question} (${u.relevance.toFixed(3)}): ${u.answer.replace(/\s+/g, ' ').slice(0, 160)}`),
+      '',
       'Ten answers (every twelfth question), with the gold section\'s first sentence:',
       '',
       ...answers.filter((_, i) => i % 12 === 0).slice(0, 10).flatMap((a) => [`- **${a.question}**`, `  - answer: ${a.answer.replace(/\s+/g, ' ').trim() || '(empty)'}`, `  - gold first sentence${a.keyHeld ? ' (held)' : ''}: ${a.key}`]),
@@ -184,7 +225,7 @@ async function main(): Promise<void> {
     const out = args.get('out') ?? join(paths.root, 'bench', 'results');
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, 'qa.md'), lines.join('\n'));
-    writeFileSync(join(out, 'qa.json'), JSON.stringify({ commit: gitCommit(), sections: sections.length, chunks: stats.vector_count, questions: n, qa, latency, peers: peerRows, sectionDense: sectionDense ?? null, answers }, null, 2));
+    writeFileSync(join(out, 'qa.json'), JSON.stringify({ commit: gitCommit(), sections: sections.length, chunks: stats.vector_count, questions: n, qa, latency, peers: peerRows, sectionDense: sectionDense ?? null, answers, unanswered }, null, 2));
     process.stdout.write(lines.join('\n'));
   } finally {
     await s.stop();
