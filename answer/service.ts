@@ -23,7 +23,7 @@ import type { RunStore } from './runs/run-store.js';
 import type { SessionRecord, SessionStore } from './sessions/store.js';
 import { chunkEntry, extractiveChunk, groupSources, sourceEntry } from './sources.js';
 import { checkSentence, type Dropped } from './synthesis/citations.js';
-import { pickSentences } from './synthesis/extractive.js';
+import { pickSentences, type AnswerBounds } from './synthesis/extractive.js';
 import { generate, type GenerativeModel } from './synthesis/generative.js';
 import { computeTool, type ComputeResult } from './tools/compute.js';
 import type { RetrievedChunk, ToolContext } from './tools/context.js';
@@ -45,6 +45,8 @@ export interface AnswerSettings {
   maxTokens: number;
   defaultMaxSteps: number;
   defaultDeadlineSeconds: number;
+  /** Length bounds of an extractive answer. */
+  extractive: AnswerBounds;
   llm: LlmSettings | null;
 }
 
@@ -440,8 +442,8 @@ export class AnswerService {
     let message: string | null = null;
     if (used === 'extractive') {
       // The sentences answer this question; the one it follows only widened the search.
-      let picked = pickSentences(body.query, passages);
-      if (picked.length === 0) picked = pickSentences(p.search_query, passages);
+      let picked = pickSentences(body.query, passages, this.s.extractive);
+      if (picked.length === 0) picked = pickSentences(p.search_query, passages, this.s.extractive);
       const parts = picked.map((s) => checkSentence(`${s.text} [${s.source}]`, cited, true));
       for (const c of parts) {
         dropped.push(...c.dropped);

@@ -159,7 +159,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const previews = new PreviewSigner(masterKey);
   const answers = new AnswerService(
     { datasets, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },
-    { maxTokens: config.answers.maxTokens, defaultMaxSteps: config.answers.defaultMaxSteps, defaultDeadlineSeconds: config.answers.defaultDeadlineSeconds, llm: config.answers.llm },
+    { maxTokens: config.answers.maxTokens, defaultMaxSteps: config.answers.defaultMaxSteps, defaultDeadlineSeconds: config.answers.defaultDeadlineSeconds, extractive: config.answers.extractive, llm: config.answers.llm },
   );
   datasets.onDelete(async (id) => {
     await documentStore.removeDataset(id);

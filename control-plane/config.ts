@@ -81,6 +81,8 @@ export interface AnswerConfig {
   /** How long a run whose stream dropped keeps working for a caller to re-attach. */
   detachGraceMs: number;
   maxRunningPerOrg: number;
+  /** Length bounds of an extractive answer. */
+  extractive: { maxSentences: number; maxWords: number };
   llm: { url: string; model: string; timeoutMs: number; keySecret: string; apiKey?: string } | null;
 }
 
@@ -155,6 +157,8 @@ export const SETTINGS: Setting[] = [
   { flag: 'answer-max-steps', env: 'SABLE_ANSWER_MAX_STEPS', default: '6', takes: 'N', int: [1, 24], help: 'tool steps of a question that sets no max_steps' },
   { flag: 'answer-deadline-seconds', env: 'SABLE_ANSWER_DEADLINE_SECONDS', default: '60', takes: 'N', int: [5, 600], help: 'wall clock of a question that sets no deadline_seconds' },
   { flag: 'answer-detach-grace-ms', env: 'SABLE_ANSWER_DETACH_GRACE_MS', default: '10000', takes: 'N', int: [0, 600_000], help: 'how long a run whose stream dropped keeps working for the caller to re-attach (then it is cancelled)' },
+  { flag: 'answer-max-sentences', env: 'SABLE_ANSWER_MAX_SENTENCES', default: '3', takes: 'N', int: [1, 50], help: 'sentences of an extractive answer (no model)' },
+  { flag: 'answer-max-words', env: 'SABLE_ANSWER_MAX_WORDS', default: '80', takes: 'N', int: [10, 2000], help: 'words of an extractive answer (its first sentence is kept whole)' },
   { flag: 'answer-max-runs', env: 'SABLE_ANSWER_MAX_RUNS', default: '32', takes: 'N', int: [1, 10_000], help: 'questions of one organization answered at once (more: 429)' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
 ];
@@ -237,6 +241,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
       defaultDeadlineSeconds: int('answer-deadline-seconds'),
       detachGraceMs: int('answer-detach-grace-ms'),
       maxRunningPerOrg: int('answer-max-runs'),
+      extractive: { maxSentences: int('answer-max-sentences'), maxWords: int('answer-max-words') },
       llm: llmSettings(str('llm-url'), str('llm-model')!, int('llm-timeout-ms'), str('llm-key-secret')!, env.SABLE_LLM_API_KEY),
     },
   };
