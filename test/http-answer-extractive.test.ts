@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
 import { pickSentences } from '../dist/answer/synthesis/extractive.js';
+import { SentenceSplitter, sentencesOf } from '../dist/answer/synthesis/sentences.js';
 import { ingestClient } from './support/ingest.js';
 
 /** A page as Sphinx's classic theme writes it: related bar, sidebar, sections with ¶ links, footer. */
@@ -120,5 +121,16 @@ describe('pickSentences', () => {
   it('no answer when the nearest chunk is far from the question and holds little of it', () => {
     const sources = [{ chunks: [chunk('The capital letters of a name are kept.', { relevance: 0.2 })] }];
     expect(pickSentences('What is the capital city of Australia?', sources)).toEqual([]);
+  });
+});
+
+describe('sentences', () => {
+  it("a name's initials and abbreviations do not end a sentence, in a chunk or a model's stream", () => {
+    const text = 'The first edition was made by J.H.M. Dassen (Ray) and Chuck Stickelman. Authors are Susan G. Kleinmann, e.g. in 2024. It is free.';
+    const want = ['The first edition was made by J.H.M. Dassen (Ray) and Chuck Stickelman.', 'Authors are Susan G. Kleinmann, e.g. in 2024.', 'It is free.'];
+    expect(sentencesOf(text)).toEqual(want);
+    const stream = new SentenceSplitter();
+    const out = [...text.match(/.{1,7}/gs)!.flatMap((delta) => stream.push(delta)), stream.end()].map((x) => x.trim());
+    expect(out).toEqual(want);
   });
 });

@@ -6,6 +6,13 @@
 
 /** Abbreviations whose full stop does not end a sentence. */
 const ABBREVIATIONS = /\b(e\.g|i\.e|etc|vs|cf|dr|mr|mrs|ms|st|no|vol|fig|approx|incl|resp)\.$/i;
+/** A name's initials: "J.H.M. Dassen", "Susan G. Kleinmann". */
+const INITIAL = /(^|[\s.])[A-Z]\.$/;
+
+/** Whether the full stop that ends `text` belongs to an abbreviation or an initial. */
+function abbreviated(text: string): boolean {
+  return ABBREVIATIONS.test(text) || INITIAL.test(text);
+}
 
 export function normalize(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
@@ -21,7 +28,7 @@ export function sentencesOf(text: string): string[] {
     const re = /[.!?]+["')\]]*(?=\s+["'(\[]?[A-Z0-9])/g;
     for (let m = re.exec(flat); m !== null; m = re.exec(flat)) {
       const end = m.index + m[0].length;
-      if (ABBREVIATIONS.test(flat.slice(Math.max(0, m.index - 8), m.index + 1))) continue;
+      if (abbreviated(flat.slice(Math.max(0, m.index - 8), m.index + 1))) continue;
       out.push(flat.slice(start, end).trim());
       start = end;
     }
@@ -46,7 +53,7 @@ export class SentenceSplitter {
     let start = 0;
     for (let m = stop.exec(this.buffer); m !== null; m = stop.exec(this.buffer)) {
       let end = m.index + m[0].length;
-      if (m[0] !== '\n' && ABBREVIATIONS.test(this.buffer.slice(Math.max(0, m.index - 8), m.index + 1))) continue;
+      if (m[0] !== '\n' && abbreviated(this.buffer.slice(Math.max(0, m.index - 8), m.index + 1))) continue;
       if (m[0] !== '\n') {
         // Markers after the full stop belong to this sentence: wait until what follows is known.
         const rest = this.buffer.slice(end);
