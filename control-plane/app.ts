@@ -167,10 +167,11 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     await uploads.removeDataset(id);
   });
   let server: HttpServer | undefined;
+  const adapterName = () => server?.adapter ?? 'none';
   const snapshot = async () => {
     const all = scheduleStore.all();
     return {
-      adapter: server?.adapter ?? 'none',
+      adapter: adapterName(),
       vectors: engine.listDatasets().map((d): [string, number] => [d.name, d.stats().vector_count]),
       jobs: await jobs.counts(),
       schedules: { total: all.length, enabled: all.filter((x) => x.enabled).length, ...schedules.counters },
@@ -190,7 +191,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     },
   );
   router.add(
-    ...opsRoutes({ router, engine, metrics, snapshot, adapter: () => server?.adapter ?? 'none', schemas: sourceConfigComponents() }),
+    ...opsRoutes({ router, engine, metrics, snapshot, adapter: adapterName, schemas: sourceConfigComponents() }),
     ...datasetRoutes(datasets),
     ...documentRoutes(datasets, documents),
     ...vectorRoutes({ datasets, writes, search, embedder, metrics }),

@@ -140,7 +140,8 @@ export function pickSentences(question: string, sources: ExtractiveSource[], bou
   if (answering.relevance < MIN_RELEVANCE && coverage < MIN_COVERAGE) return [];
 
   // Where the answer starts in it: a section's first sentence, else the best-matching sentence.
-  const start = answering.startsSection ? sentences[0] : sentences.reduce((a, c) => (lexical(c) > lexical(a) ? c : a), sentences[0]);
+  const scores = new Map(candidates.map((c) => [c, lexical(c)]));
+  const start = answering.startsSection ? sentences[0] : sentences.reduce((a, c) => (scores.get(c)! > scores.get(a)! ? c : a), sentences[0]);
   const passage = [start];
   let words = start.words;
   for (const c of sentences) {
@@ -152,10 +153,10 @@ export function pickSentences(question: string, sources: ExtractiveSource[], bou
   // Another source's sentence, only for question terms the passage lacks.
   const covered = new Set(passage.flatMap((c) => c.terms.filter((t) => askedSet.has(t))));
   const extra = candidates
-    .filter((c) => c.source !== best!.source && c.terms.some((t) => askedSet.has(t) && !covered.has(t)) && lexical(c) >= Math.max(0.5, lexical(start)))
-    .sort((a, b) => lexical(b) - lexical(a))[0];
+    .filter((c) => c.source !== best!.source && c.terms.some((t) => askedSet.has(t) && !covered.has(t)) && scores.get(c)! >= Math.max(0.5, scores.get(start)!))
+    .sort((a, b) => scores.get(b)! - scores.get(a)!)[0];
   if (extra && passage.length < bounds.maxSentences && words + extra.words <= bounds.maxWords) passage.push(extra);
-  return passage.map((c) => ({ text: c.text, source: c.source, score: Math.round(lexical(c) * 1000) / 1000 }));
+  return passage.map((c) => ({ text: c.text, source: c.source, score: Math.round(scores.get(c)! * 1000) / 1000 }));
 }
 
 /** The sentences that may answer: not headings, restatements of the question, or boilerplate. */

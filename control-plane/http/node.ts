@@ -196,7 +196,7 @@ function send(res: ServerResponse, out: Response): void {
     return;
   }
   const bodyless = out.status === 204 || out.status === 304;
-  const length = bodyless ? 0 : body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
   try {
     // With its length the answer goes out in one write, not chunked.
     res.writeHead(out.status, bodyless ? out.headers : { ...out.headers, 'content-length': length });
