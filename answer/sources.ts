@@ -4,8 +4,7 @@
  * storage keys, no payload references, no chunk text twice.
  */
 import type { Scalar } from '../catalog/json-schema.js';
-import type { ExtractiveChunk } from './synthesis/extractive.js';
-import { normalize } from './synthesis/sentences.js';
+import { openingHeadingsCut, type ExtractiveChunk } from './synthesis/extractive.js';
 import { visibleMetadata } from '../retrieval/vectors.js';
 import type { PreviewSigner } from './preview-ref.js';
 import type { RetrievedChunk } from './tools/context.js';
@@ -98,12 +97,6 @@ export function chunkEntry(c: RetrievedChunk) {
 /** A gathered chunk as the extractive answerer reads it: its text, headings and relevance. */
 export function extractiveChunk(c: RetrievedChunk, rank: number): ExtractiveChunk {
   const headings = typeof c.metadata.heading === 'string' ? c.metadata.heading.split(' > ') : [];
-  const last = headings.at(-1);
-  return {
-    text: c.text,
-    headings,
-    relevance: c.relevance,
-    rank,
-    startsSection: c.metadata.chunk_index === 0 || (last !== undefined && normalize(c.text).startsWith(normalize(last))),
-  };
+  const body = openingHeadingsCut(c.text, headings);
+  return { text: body.text, headings, relevance: c.relevance, rank, startsSection: c.metadata.chunk_index === 0 || body.opensSection };
 }

@@ -1,7 +1,7 @@
 // Debian packages for the benches' corpora: `apt-get download` (never installed) into a cache
 // folder, with one refresh of the package lists when a fresh container has none.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The .deb of `name` in `dir` (the last by name if several), if any. */
@@ -26,4 +26,17 @@ export function downloadDebs(dir: string, names: readonly string[], log: (m: str
     r = download();
   }
   if (r.error || r.status !== 0) throw new Error(`apt-get download ${missing.join(' ')} failed: ${r.error?.message ?? String(r.stderr).trim()}`);
+}
+
+/** The package `name` unpacked (dpkg-deb -x, once) into `dir`/`name`, from its .deb in `debs`; returns that folder. */
+export function unpackedDeb(debs: string, dir: string, name: string): string {
+  const into = join(dir, name);
+  if (!existsSync(into)) {
+    const deb = debOf(debs, name);
+    if (!deb) throw new Error(`${name}: no .deb in ${debs}`);
+    mkdirSync(into, { recursive: true });
+    const r = spawnSync('dpkg-deb', ['-x', deb, into], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new Error(`dpkg-deb -x ${deb}: ${String(r.stderr)}`);
+  }
+  return into;
 }

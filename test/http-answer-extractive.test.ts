@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { pickSentences } from '../dist/answer/synthesis/extractive.js';
+import { openingHeadingsCut, pickSentences } from '../dist/answer/synthesis/extractive.js';
 import { SentenceSplitter, sentencesOf } from '../dist/answer/synthesis/sentences.js';
 import { ingestClient } from './support/ingest.js';
 
@@ -34,6 +34,10 @@ const FAQ = sphinxPage('Library and Extension FAQ', [
 ]);
 const LICENSE = sphinxPage('History and License', [
   ['Terms and conditions', '<p>Permission is hereby granted, free of charge, to any person obtaining a copy of this software and associated documentation files, to deal in the Software without restriction, including without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software.</p><p>THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND.</p>'],
+]);
+/** A DocBook-style page (the Debian FAQ's): numbered headings, some of several sentences. */
+const HARDWARE = sphinxPage('Hardware', [
+  ['5.14. I have a wireless network card which doesn\'t work with Tool. What should I do?', '<p>Buy one which does. Most cards of the last ten years have free drivers.</p>'],
 ]);
 const INSTALL = sphinxPage('Installing Tool', [
   ['Installing on Linux', '<p>Most Linux distributions ship Tool; install it with the package manager, for example apt install tool.</p>'],
@@ -64,6 +68,7 @@ describe('the extractive answer over a documentation site', () => {
       { name: 'library.html', type: 'text/html', bytes: FAQ },
       { name: 'license.html', type: 'text/html', bytes: LICENSE },
       { name: 'install.html', type: 'text/html', bytes: INSTALL },
+      { name: 'hardware.html', type: 'text/html', bytes: HARDWARE },
     ]);
     expect(job.status).toBe('completed');
   }, 120_000);
@@ -85,6 +90,11 @@ describe('the extractive answer over a documentation site', () => {
     expect(r.answer).toBe('Yes, there is. [1] The syntax is as follows: [1]');
   });
 
+  it('a numbered heading of several sentences leaves no piece of itself in the answer', async () => {
+    const r = await ask("I have a wireless network card which doesn't work with Tool. What should I do?");
+    expect(r.answer).toBe('Buy one which does. [1] Most cards of the last ten years have free drivers. [1]');
+  });
+
   it('a question the site cannot answer: no answer, the closest sources shown', async () => {
     const r = await ask('What is the capital city of Australia?');
     expect(r.answer).toBe('I found nothing in the datasets in scope that answers this question.');
@@ -102,6 +112,15 @@ describe('pickSentences', () => {
       { chunks: [chunk('Permission is hereby granted, free of charge, to copy a file of this software.', { rank: 1 })] },
     ]);
     expect(picked.map((p) => p.text)).toEqual(['Use shutil.copyfile to copy a file.']);
+  });
+
+  it('cuts the headings a chunk opens with, whole, before its sentences', () => {
+    const headings = ['Chapter 3. Choosing', '3.1.5. I installed it. Now I have a problem. What should I do?'];
+    const cut = openingHeadingsCut(`${headings[0]}\n\n${headings[1]}\n\nAsk the people who made it. They know.`, headings);
+    expect(cut).toEqual({ text: 'Ask the people who made it. They know.', opensSection: true });
+    expect(openingHeadingsCut('Ask the people. 3.1.5. I installed it.', headings)).toEqual({ text: 'Ask the people. 3.1.5. I installed it.', opensSection: false });
+    const picked = pickSentences('I installed it. Now I have a problem. What should I do?', [{ chunks: [chunk(cut.text, { headings, startsSection: true })] }]);
+    expect(picked.map((p) => p.text)).toEqual(['Ask the people who made it.', 'They know.']);
   });
 
   it('keeps to a contiguous passage of the answering chunk, within its bounds', () => {

@@ -19,12 +19,13 @@ import { tokenize } from '../../engine/index.js';
 import { normalize, sentencesOf } from './sentences.js';
 
 export interface ExtractiveChunk {
+  /** The chunk's text less the headings it opens with (`openingHeadingsCut`). */
   text: string;
   /** The headings above the chunk, outermost first (context: never an answer themselves). */
   headings: string[];
   /** The search's similarity of the chunk to the question, 0-1 (cosine where the metric has one). */
   relevance: number;
-  /** The chunk starts a section (its document's first chunk, or its text opens with its heading). */
+  /** The chunk starts a section (its document's first chunk, or its text opened with its heading). */
   startsSection: boolean;
   /** Its place in the search's order, 0 first. */
   rank: number;
@@ -159,6 +160,26 @@ export function pickSentences(question: string, sources: ExtractiveSource[], bou
   return passage.map((c) => ({ text: c.text, source: c.source, score: Math.round(scores.get(c)! * 1000) / 1000 }));
 }
 
+/**
+ * A chunk's text less the headings it opens with: a section's title is context, and split into
+ * sentences it leaves pieces that are not headings alone ("3.1.5." of "3.1.5. Why? How?").
+ */
+export function openingHeadingsCut(text: string, headings: string[]): { text: string; opensSection: boolean } {
+  let rest = text.trimStart();
+  let opensSection = false;
+  for (let cut = true; cut; ) {
+    cut = false;
+    for (const [i, h] of headings.entries()) {
+      const heading = h.trim();
+      if (heading === '' || !rest.startsWith(heading)) continue;
+      rest = rest.slice(heading.length).trimStart();
+      cut = true;
+      if (i === headings.length - 1) opensSection = true;
+    }
+  }
+  return { text: rest, opensSection };
+}
+
 /** The sentences that may answer: not headings, restatements of the question, or boilerplate. */
 function candidatesOf(question: string, asked: Set<string>, chunks: (ExtractiveChunk & { source: number })[]): Candidate[] {
   const out: Candidate[] = [];
@@ -169,7 +190,8 @@ function candidatesOf(question: string, asked: Set<string>, chunks: (ExtractiveC
     for (const sentence of sentencesOf(chunk.text)) {
       const words = sentence.split(' ').length;
       // A bracketed number in the text itself (a footnote) would read as a citation marker.
-      if (words < MIN_WORDS || sentence.length > MAX_CHARS || /\[\d+\]/.test(sentence)) continue;
+      // A sentence without a letter ("3.1.5.", a rule of dashes) says nothing.
+      if (words < MIN_WORDS || sentence.length > MAX_CHARS || /\[\d+\]/.test(sentence) || !/\p{L}/u.test(sentence)) continue;
       const b = bare(sentence);
       if (headings.has(b) || b === bareQuestion || BOILERPLATE.some((re) => re.test(sentence))) continue;
       const terms = tokenize(sentence);

@@ -12,12 +12,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type Dirent } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join, sep } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import parse from '../../workers/parse/parse-worker.js';
 import { chunkingFor } from '../../ingest/pipeline/budget.js';
 import { gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
-import { debOf, downloadDebs } from '../debian-debs.js';
+import { downloadDebs, unpackedDeb } from '../debian-debs.js';
 
 /** Sphinx-built documentation of several themes (alabaster, classic, Read the Docs, bootstrap); none reserved by shared/libraries.md. */
 const PACKAGES = [
@@ -119,14 +118,7 @@ async function measure(name: string, root: string, limit: number): Promise<Packa
 }
 
 function unpacked(name: string): string {
-  const dir = join(paths.cache, 'html', name);
-  if (!existsSync(dir)) {
-    const deb = debOf(join(paths.cache, 'html', 'debs'), name)!;
-    mkdirSync(dir, { recursive: true });
-    const r = spawnSync('dpkg-deb', ['-x', deb, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    if (r.status !== 0) throw new Error(`dpkg-deb -x ${deb}: ${String(r.stderr)}`);
-  }
-  return dir;
+  return unpackedDeb(join(paths.cache, 'html', 'debs'), join(paths.cache, 'html'), name);
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
