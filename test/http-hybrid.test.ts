@@ -132,3 +132,41 @@ describe('hybrid search and the model reranker over HTTP', () => {
     expect(strict.body.message).toContain("'voyage' is not configured");
   });
 });
+
+describe('hybrid search: the order of the first hits does not depend on top_k', () => {
+  let dir: string;
+  let svc: Service;
+  afterAll(async () => {
+    await svc.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('top_k 5 is the first five of top_k 20 (fusion normalises over a candidate pool of the same depth)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sable-hybrid-depth-'));
+    svc = await startService(loadConfig({ port: '0', 'data-dir': dir }, {}));
+    const call = async (path: string, body: unknown) => {
+      const res = await fetch(svc.url + path, { method: 'POST', headers: { 'x-api-key': svc.createdAdminKey!, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const out = await res.json();
+      expect(res.status, JSON.stringify(out)).toBeLessThan(300);
+      return out;
+    };
+    const ds = await call('/datasets', { name: 'depth', dim: 8, metric: 'cosine', hybrid: true });
+    await call(`/datasets/${ds.id}/ensure-engine`, {});
+    // A fixed pseudo-random corpus: vectors and texts over a small vocabulary, so dense and keyword disagree.
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const words = ['apple', 'river', 'stone', 'cloud', 'lamp', 'field', 'glass', 'tower', 'bread', 'wind'];
+    const vectors = Array.from({ length: 200 }, (_, i) => ({
+      id: i + 1,
+      values: Array.from({ length: 8 }, () => rand() * 2 - 1),
+      metadata: { text: Array.from({ length: 6 }, () => words[Math.floor(rand() * words.length)]).join(' ') },
+    }));
+    await call(`/datasets/${ds.id}/insert`, { vectors });
+    for (let q = 0; q < 20; q++) {
+      const query = { query: Array.from({ length: 8 }, () => rand() * 2 - 1), sparse_query: `${words[q % 10]} ${words[(q * 3 + 1) % 10]}`, hybrid: true, alpha: 0.5 };
+      const five = await call(`/datasets/${ds.id}/search`, { ...query, top_k: 5 });
+      const twenty = await call(`/datasets/${ds.id}/search`, { ...query, top_k: 20 });
+      expect(five.results.map((r: { id: number }) => r.id)).toEqual(twenty.results.slice(0, 5).map((r: { id: number }) => r.id));
+    }
+  });
+});
