@@ -67,7 +67,7 @@ export async function hybridSearch(
   if (!(opts.alpha >= 0 && opts.alpha <= 1)) throw invalid('alpha must be between 0 and 1');
   const topK = opts.topK ?? 10;
   // Fusion normalises over the candidate pool, so its depth decides the order: a floor of 100
-  // keeps top_k 5 the first five of top_k 20 (a pool of 20 against 80 reordered them, and cost
+  // keeps top_k 5 the first five of top_k 20 (pools of 40 and 80 ordered them apart, which cost
   // bench:qa's questions 3 points of recall@1).
   const depth = Math.min(MAX_TOP_K, Math.max(topK * 4, 100));
   const dense = query ? await runDense(query, { ...opts, topK: depth, includeMetadata: false }) : null;
