@@ -129,6 +129,12 @@ export const RunRecord = Type.Object({
   answer: Type.String(),
 });
 
+export const StreamTokenAnswer = Type.Object({
+  token: Type.String({ description: 'opaque; valid for this run only' }),
+  expires_at: Type.String({ format: 'date-time' }),
+  events_path: Type.String({ description: "the run's event stream with the token in its query, for an EventSource" }),
+});
+
 export const StreamChunk = Type.Object({
   chunk_type: StringEnum(CHUNK_TYPES),
   content: Type.String({ description: 'event: its summary; text: part of the answer; artifact: what it shows in words' }),

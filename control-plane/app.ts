@@ -2,10 +2,11 @@
  * The composition root of the service: config -> stores -> engine -> pools -> routes -> HTTP.
  * Used by `sable serve` and by the tests (port 0).
  */
-import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PreviewSigner } from '../answer/preview-ref.js';
 import { RunStore } from '../answer/runs/run-store.js';
+import { StreamTokens } from '../answer/runs/stream-tokens.js';
 import { AnswerService } from '../answer/service.js';
 import { SessionService } from '../answer/sessions/service.js';
 import { SessionStore } from '../answer/sessions/store.js';
@@ -54,6 +55,8 @@ import { UploadSigner } from '../storage/signer.js';
 import { ParquetPool, ParsePool, SearchPool } from '../workers/index.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
+import { configError } from '../errors/codes.js';
+import { Cors } from './http/cors.js';
 import { Router } from './http/router.js';
 import { createHttpServer, pickAdapter } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
@@ -97,6 +100,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const now = hooks.now ?? (() => new Date());
   // An adapter that cannot serve here (uws asked, no binary) fails the start before anything opens.
   const adapter = pickAdapter(config.httpAdapter);
+  checkDataDir(config.dataDir);
   // A bad master key fails the start before anything is opened.
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const store = new ControlStore(config.dataDir);
@@ -202,28 +206,52 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...scheduleRoutes(schedules, jobs),
     ...connectionRoutes(connections),
     ...dashboardRoutes(sessionTokens, new SourcePreviews(sourceStore, connectors)),
-    ...intelligenceRoutes({ answers, runs, datasets, previews }),
+    ...intelligenceRoutes({ answers, runs, datasets, previews, streamTokens: new StreamTokens(masterKey) }),
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
   );
+  const cors = new Cors(config.corsOrigins);
   const handler = async (req: Request) => {
-    const { response, pattern } = await router.handle(req);
+    const preflight = cors.preflight(req, (path) => router.methodsOf(path));
+    if (preflight) return preflight;
+    const { response, pattern, requestId } = await router.handle(req);
+    cors.decorate(req, response);
     const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
     metrics.observeRequest(req.method, pattern, response.status, ms);
-    if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms`);
+    if (config.logRequests) console.error(`${req.method} ${req.path} ${response.status} ${ms.toFixed(2)}ms ${requestId}`);
     return response;
   };
   const serverOptions = { maxBodyBytes: config.maxBodyBytes, streams: (method: string, path: string) => router.streams(method, path) };
-  server = createHttpServer(handler, { ...serverOptions, adapter });
-  const port = await server.listen(config.host, config.port);
-  listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   // uWebSockets.js refuses a Content-Length of ten digits or more (1 GB and up), and Parquet files
   // go to 5 GB: the local store's upload URLs point at a node:http listener of the same routes.
   let uploadServer: HttpServer | undefined;
-  let uploadPort = port;
-  if (server.adapter !== 'node:http' && !config.s3) {
-    uploadServer = createHttpServer(handler, { ...serverOptions, adapter: { node: 'the upload listener' } });
-    uploadPort = await uploadServer.listen(config.host, config.uploadPort ?? (config.port === 0 ? 0 : port + 1));
+  const closeAll = async () => {
+    await server?.close();
+    await uploadServer?.close();
+    await runs.close();
+    await scheduler.close();
+    await runner.close();
+    await parse.close();
+    await parquet.close();
+    await pool.close();
+    await embedder.close();
+    await engine.close();
+    await store.close();
+  };
+  let port: number;
+  let uploadPort: number;
+  try {
+    server = createHttpServer(handler, { ...serverOptions, adapter });
+    port = await listenOn(server, config.host, config.port, '--port / SABLE_PORT');
+    uploadPort = port;
+    if (server.adapter !== 'node:http' && !config.s3) {
+      uploadServer = createHttpServer(handler, { ...serverOptions, adapter: { node: 'the upload listener' } });
+      uploadPort = await listenOn(uploadServer, config.host, config.uploadPort ?? (config.port === 0 ? 0 : port + 1), '--upload-port / SABLE_UPLOAD_PORT (the upload listener; default the port + 1)');
+    }
+  } catch (e) {
+    await closeAll();
+    throw e;
   }
+  listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
   runner.start();
   scheduler.start();
@@ -234,20 +262,33 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     adapter: server.adapter,
     adapterDetail: server.detail,
     createdAdminKey,
-    async close() {
-      await server!.close();
-      await uploadServer?.close();
-      await runs.close();
-      await scheduler.close();
-      await runner.close();
-      await parse.close();
-      await parquet.close();
-      await pool.close();
-      await embedder.close();
-      await engine.close();
-      await store.close();
-    },
+    close: closeAll,
   };
+}
+
+/** The data directory, made if missing, or a start error that says what is wrong with it and how to move it. */
+function checkDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'EACCES' || code === 'EPERM' ? 'this user may not write there' : code === 'ENOTDIR' || code === 'EEXIST' ? 'it (or a folder above it) is a file' : code === 'EROFS' ? 'the file system is read-only' : (e as Error).message;
+    throw configError(`the data directory ${dir} cannot be used: ${why}; choose another with --data-dir / SABLE_DATA_DIR`);
+  }
+}
+
+/** A listener on its port, or a start error that names the port and the setting that moves it. */
+async function listenOn(server: HttpServer, host: string, port: number, setting: string): Promise<number> {
+  try {
+    return await server.listen(host, port);
+  } catch (e) {
+    // uWebSockets.js says only that it failed: then every cause is named.
+    const why = { EADDRINUSE: 'the port is taken', EACCES: 'this user may not listen on that port', EADDRNOTAVAIL: 'the address is not one of this machine\'s' }[(e as NodeJS.ErrnoException).code ?? ''] ??
+      'the port is taken, or this user may not listen on it, or the address is not one of this machine\'s';
+    throw configError(`cannot listen on ${host}:${port}: ${why}; choose another with ${setting}`);
+  }
 }
 
 /** The host part of a Host header (IPv6 brackets kept), or `fallback`. */

@@ -26,6 +26,8 @@ export interface Config {
   httpAdapter: 'auto' | 'uws' | 'node';
   /** Log each request to stderr. */
   logRequests: boolean;
+  /** Origins whose pages may call the API from a browser (CORS); `*` for any; none by default. */
+  corsOrigins: string[];
   rerank: RerankSettings;
   embeddings: EmbeddingSettings;
   /** Delay before a new dataset's engine is provisioned (tests of the 503 readiness path). */
@@ -108,6 +110,7 @@ export const SETTINGS: Setting[] = [
   { flag: 'search-threads', env: 'SABLE_SEARCH_THREADS', default: '2', takes: 'N', int: [1, 256], help: 'worker threads for searches of many partitions' },
   { flag: 'http-adapter', env: 'SABLE_HTTP_ADAPTER', default: 'auto', takes: 'auto|uws|node', oneOf: ['auto', 'uws', 'node'], help: 'uWebSockets.js where it loads, else node:http' },
   { flag: 'log-requests', env: 'SABLE_LOG_REQUESTS', default: 'false', takes: 'true|false', oneOf: ['true', 'false'], help: 'log each request to stderr' },
+  { flag: 'cors-origins', env: 'SABLE_CORS_ORIGINS', takes: 'ORIGINS', help: 'origins whose pages may call the API from a browser (https://app.example.com, comma-separated; * for any); none by default' },
   { flag: 'upload-port', env: 'SABLE_UPLOAD_PORT', takes: 'N', int: [0, 65535], help: 'port of the upload listener (default: the port + 1; a free one with port 0)' },
   { flag: 'public-upload-url', env: 'SABLE_PUBLIC_UPLOAD_URL', takes: 'URL', help: 'how callers reach the upload listener, for the URLs the service signs' },
   { flag: 'embedding-threads', env: 'SABLE_EMBEDDING_THREADS', default: '2', takes: 'N', int: [1, 256], help: 'threads of the local embedding model' },
@@ -206,6 +209,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
     searchThreads: int('search-threads'),
     httpAdapter: str('http-adapter') as Config['httpAdapter'],
     logRequests: str('log-requests') === 'true',
+    corsOrigins: corsOrigins(str('cors-origins'), source('cors-origins', flags)),
     rerank: { provider: str('rerank-provider')!, url: str('rerank-url'), model: str('rerank-model'), timeoutMs: int('rerank-timeout-ms') },
     embeddings: {
       openaiUrl: str('openai-url')!,
@@ -334,4 +338,23 @@ export function parseArgs(argv: string[]): { positionals: string[]; flags: Recor
     else flags[a.slice(2)] = 'true';
   }
   return { positionals, flags };
+}
+
+/** SABLE_CORS_ORIGINS as origins (scheme://host[:port], as browsers send them in Origin), or `*`. */
+function corsOrigins(raw: string | undefined, name: string): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((item) => {
+    const o = item.trim();
+    if (o === '*') return o;
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      // reported below
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.replace(/\/$/, '')) {
+      throw configError(`${name}: '${o}' is not an origin (scheme://host[:port], no path, e.g. https://app.example.com), nor *`);
+    }
+    return url.origin;
+  });
 }

@@ -6,7 +6,23 @@ import { badRequest } from '../../errors/codes.js';
 import { Packr } from 'msgpackr';
 
 export const MSGPACK = 'application/msgpack';
-const packr = new Packr({ useRecords: false });
+/** The media types msgpack goes by: the registered one and the two older names clients still send. */
+const MSGPACK_TYPES = new Set([MSGPACK, 'application/x-msgpack', 'application/vnd.msgpack']);
+
+export function isMsgpackType(mediaType: string): boolean {
+  return MSGPACK_TYPES.has(mediaType);
+}
+
+/** Whether an Accept header names msgpack (any of its media types). */
+export function acceptsMsgpack(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  for (const part of accept.split(',')) if (isMsgpackType(part.split(';')[0]!.trim().toLowerCase())) return true;
+  return false;
+}
+
+// Standard encoders write integers from 2^32 up as uint64: read as numbers, so an id follows the
+// same 53-bit rule as in JSON (a BigInt failed the schema where JSON's number passed).
+const packr = new Packr({ useRecords: false, int64AsType: 'number' });
 
 /** Decodes a request body; binary `values` and `query` fields become Float32Arrays. */
 export function decodeMsgpack(body: Buffer): unknown {

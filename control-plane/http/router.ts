@@ -2,10 +2,11 @@
  * Routes: a table of method + path pattern, auth requirement, body schema (ajv) and handler.
  * Canonical paths are unprefixed; `/v1/datasets...` still routes; `/api/v1/...` is 404.
  */
+import { randomUUID } from 'node:crypto';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { badRequest, SableError } from '../../errors/codes.js';
 import { parseJsonWithVector } from './json-vector.js';
-import { decodeMsgpack, encodeMsgpack, MSGPACK } from './msgpack.js';
+import { acceptsMsgpack, decodeMsgpack, encodeMsgpack, isMsgpackType, MSGPACK } from './msgpack.js';
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
 import { compileBody, type BodyCheck } from '../../catalog/validation.js';
@@ -56,6 +57,8 @@ export interface Route<B = unknown> {
   stream?: boolean;
   /** For the OpenAPI document: the content types and shapes a streamed body takes. */
   streamContent?: Record<string, object>;
+  /** Key routes that also take a token of their own in the query when no API key is sent (stream tokens). */
+  tokenAuth?: (req: Request, params: Record<string, string>) => Caller | undefined;
   /** For the OpenAPI document: content types the 200 answer also comes in (an SSE stream), with the shape of one event. */
   answerStreams?: Record<string, object>;
   handler(ctx: Context<B>): Promise<Response>;
@@ -122,6 +125,12 @@ export class Router {
     return m !== undefined && 'route' in m && m.route.stream === true;
   }
 
+  /** The methods a path takes, or undefined when no route has it. */
+  methodsOf(path: string): string[] | undefined {
+    const m = this.find('', path);
+    return m && 'methods' in m ? m.methods : undefined;
+  }
+
   /** The route of a request and its path parameters, or the methods the path allows, or undefined. */
   match(method: string, path: string): Match {
     const key = method + ' ' + path;
@@ -148,7 +157,14 @@ export class Router {
     return methods.length > 0 ? { methods } : undefined;
   }
 
-  async handle(req: Request): Promise<{ response: Response; pattern: string }> {
+  async handle(req: Request): Promise<{ response: Response; pattern: string; requestId: string }> {
+    const requestId = requestIdOf(req);
+    const { response, pattern } = await this.answer(req, requestId);
+    response.headers = { ...response.headers, 'x-request-id': requestId };
+    return { response, pattern, requestId };
+  }
+
+  private async answer(req: Request, requestId: string): Promise<{ response: Response; pattern: string }> {
     let pattern = 'unmatched';
     try {
       if (req.path.startsWith('/api/')) throw new SableError('not_found', `no route for ${req.method} ${req.path}`);
@@ -166,7 +182,7 @@ export class Router {
         if (!found) throw new SableError('unauthorized', 'missing, expired or invalid session token (send Authorization: Bearer <token> from POST /auth/sessions)');
         caller = found;
       } else if (route.auth !== 'none') {
-        const found = this.authenticate(req);
+        const found = this.authenticate(req) ?? (req.headers['x-api-key'] === undefined ? route.tokenAuth?.(req, params) : undefined);
         if (!found) throw new SableError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');
         if (route.auth === 'admin' && found.role !== 'admin') throw new SableError('insufficient_role', 'this operation needs an admin key');
         caller = found;
@@ -174,25 +190,38 @@ export class Router {
       for (const name of route.paramNames) {
         if (!SIGNED_PARAMS.has(name) && Buffer.byteLength(params[name]!) > MAX_PARAM_BYTES) throw new SableError('not_found', `${name} is longer than ${MAX_PARAM_BYTES} bytes: there is no such resource`);
       }
-      const type = contentType(req);
+      const type = contentTypeOf(req);
       const body = !route.stream && (route.body || route.accepts) ? parseBody(req, route, type) : undefined;
-      const msgpack = route.msgpack === true && (type === MSGPACK || (req.headers.accept ?? '').includes(MSGPACK));
+      const msgpack = route.msgpack === true && (type === MSGPACK || acceptsMsgpack(req.headers.accept));
       const problem = route.check && !Buffer.isBuffer(body) ? route.check(body) : null;
       if (problem !== null) throw badRequest(problem);
       return { response: await route.handler({ req, params, caller, body, msgpack }), pattern };
     } catch (e) {
-      const response = errorResponse(e);
-      if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed:`, e);
+      const response = errorResponse(e, requestId);
+      if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed: request ${requestId}:`, e);
+      // A msgpack client reads its errors in msgpack too.
+      if (acceptsMsgpack(req.headers.accept) || (contentTypeOf(req) === MSGPACK && typeof response.body === 'string')) {
+        return { response: { ...response, headers: { ...response.headers, 'content-type': MSGPACK }, body: encodeMsgpack(JSON.parse(response.body as string)) }, pattern };
+      }
       return { response, pattern };
     }
   }
 }
 
-function contentType(req: Request): string {
+/** A caller's X-Request-Id when it is a plain token (it goes into logs and headers), else a new one. */
+const REQUEST_ID = /^[A-Za-z0-9._:@\-]{1,128}$/;
+
+function requestIdOf(req: Request): string {
+  const sent = req.headers['x-request-id'];
+  return sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID();
+}
+
+function contentTypeOf(req: Request): string {
   const raw = req.headers['content-type'];
   if (raw === undefined || raw === 'application/json') return 'application/json';
   if (raw === MSGPACK) return MSGPACK;
-  return raw.split(';')[0]!.trim().toLowerCase();
+  const type = raw.split(';')[0]!.trim().toLowerCase();
+  return isMsgpackType(type) ? MSGPACK : type;
 }
 
 function parseBody(req: Request, route: Route, type: string): unknown {

@@ -63,15 +63,21 @@ export const ERROR_ANSWERS: Record<ErrorCode, Answer> = {
   not_implemented: { status: 501 },
 };
 
-/** Any thrown value as an HTTP answer; failures that are not SableErrors are 500 `internal`. */
-export function errorResponse(e: unknown): Response {
+/**
+ * Any thrown value as an HTTP answer; failures that are not SableErrors are 500 `internal`. A
+ * server-side failure names the request id, which the log line of its cause carries too.
+ */
+export function errorResponse(e: unknown, requestId?: string): Response {
   const err = e instanceof SableError ? e : isErrorCode((e as { code?: unknown })?.code) ? new SableError((e as SableError).code, (e as Error).message) : null;
-  if (!err || err.code === 'internal') return json(500, { error: 'internal', message: 'internal error' });
+  const quote = requestId === undefined ? {} : { request_id: requestId };
+  const tell = requestId === undefined ? '' : ` (request ${requestId}: quote it to the operator, whose log has the cause)`;
+  if (!err || err.code === 'internal') return json(500, { error: 'internal', message: `internal error${tell}`, ...quote });
   const answer = ERROR_ANSWERS[err.code];
   const headers: Record<string, string> = {};
   const retryAfter = err.details.retryAfterSeconds ?? answer.retryAfter;
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
   if (err.details.allow) headers.allow = err.details.allow.join(', ');
+  if (answer.status === 500) return json(answer.status, { error: answer.shown ?? err.code, message: err.message + tell, ...err.details.fields, ...quote }, headers);
   return json(answer.status, { error: answer.shown ?? err.code, message: err.message, ...err.details.fields }, headers);
 }
 

@@ -8,6 +8,7 @@ import type { PreviewSigner } from '../../answer/preview-ref.js';
 import * as A from '../../answer/requests.js';
 import type { Run } from '../../answer/runs/run.js';
 import type { RunStore } from '../../answer/runs/run-store.js';
+import { STREAM_TOKEN_MINUTES, type StreamTokens } from '../../answer/runs/stream-tokens.js';
 import type { AnswerService } from '../../answer/service.js';
 import { visibleMetadata } from '../../retrieval/vectors.js';
 import { route, type Route } from '../http/router.js';
@@ -20,9 +21,16 @@ export interface IntelligenceDeps {
   runs: RunStore;
   datasets: DatasetService;
   previews: PreviewSigner;
+  streamTokens: StreamTokens;
 }
 
 export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
+  /** A `stream_token` minted for this run stands for its organization's key on the read-only run routes. */
+  const streamTokenAuth = (req: Request, params: Record<string, string>) => {
+    const token = req.query.get('stream_token');
+    const org = token === null ? null : d.streamTokens.orgFor(token, params.runId!);
+    return org === null ? undefined : { orgId: org, role: 'member' as const, keyId: 'stream-token' };
+  };
   return [
     route({
       method: 'POST', path: '/intelligence/query', auth: 'key', summary: 'Answer a question from the datasets, with citations (SSE or JSON)', body: A.IntelligenceQuery,
@@ -47,19 +55,37 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
     }),
     {
       method: 'GET', path: '/intelligence/runs/:runId', auth: 'key', summary: "A run's status, trace and answer so far", responses: { 200: A.RunRecord },
-      description: 'Runs are kept 15 minutes after they end, visible only to their organization (run_not_found otherwise).',
+      description: 'Runs are kept 15 minutes after they end, visible only to their organization (run_not_found otherwise). Takes an API key or a stream_token of this run.',
+      tokenAuth: streamTokenAuth,
       handler: async ({ caller, params }) => json(200, d.runs.find(caller.orgId, params.runId).record(0)),
     },
     {
-      method: 'GET', path: '/intelligence/runs/:runId/events', auth: 'key', summary: "A run's events after a seq (JSON), or its chunks as SSE", responses: { 200: A.RunRecord },
+      method: 'GET', path: '/intelligence/runs/:runId/events', auth: 'key', summary: "A run's events after a seq (JSON), or its chunks as SSE", responses: { 200: A.RunRecord, 204: null },
       description:
         'Query after (a seq; default 0). JSON: {run_id, status, events, last_seq, answer} with the trace events after that seq. ' +
-        'With Accept: text/event-stream: the chunks after that seq (or after Last-Event-ID) as SSE, live until done, so an EventSource resumes by itself.',
+        'With Accept: text/event-stream: the chunks after that seq (or after Last-Event-ID) as SSE, live until done, so an EventSource resumes by itself; ' +
+        '204 when the run has ended and nothing is left after that seq (an EventSource stops reconnecting). ' +
+        'Takes an API key or a stream_token of this run (a browser EventSource cannot send headers).',
+      tokenAuth: streamTokenAuth,
       handler: async ({ req, caller, params }) => {
         const run = d.runs.find(caller.orgId, params.runId);
         const after = resumeAfter(req);
-        if (wantsEventStream(req)) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, after) };
+        if (wantsEventStream(req)) {
+          if (!run.running && after >= run.lastSeq) return { status: 204 };
+          return { status: 200, headers: SSE_HEADERS, body: sseStream(run, after) };
+        }
         return json(200, run.record(after));
+      },
+    },
+    {
+      method: 'POST', path: '/intelligence/runs/:runId/stream-token', auth: 'key', summary: 'A short-lived token that reads this run without an API key (for a browser EventSource)',
+      responses: { 201: A.StreamTokenAnswer },
+      description: `The token is valid ${STREAM_TOKEN_MINUTES} minutes, for this run only: GET /intelligence/runs/{runId}/events?stream_token=... (and GET /intelligence/runs/{runId}) take it instead of X-API-Key.`,
+      handler: async ({ caller, params }) => {
+        const run = d.runs.find(caller.orgId, params.runId);
+        const token = d.streamTokens.sign({ org: caller.orgId, run: run.id });
+        const expiresAt = new Date(Date.now() + d.streamTokens.lifetimeMs).toISOString();
+        return json(201, { token, expires_at: expiresAt, events_path: `/intelligence/runs/${encodeURIComponent(run.id)}/events?stream_token=${token}` });
       },
     },
     {

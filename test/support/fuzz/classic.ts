@@ -309,7 +309,7 @@ export async function transport(x: ClassicContext, limit: number): Promise<void>
   void dsA;
 }
 
-/** Runs resumed at, past and far past their last chunk: the stream ends, it does not wait for ever. */
+/** Runs resumed at, past and far past their last chunk: 204 (an EventSource stops), never a stream that waits for ever. */
 export async function resumes(x: ClassicContext): Promise<void> {
   const { B } = x.pools.keys;
   const asked = await x.send(make('POST /intelligence/query', '/intelligence/query', B, JSON.stringify({ query: 'how many steps?', dataset_ids: [x.b.text], stream: false, run_id: 'fuzz-resume' }), 'a run to resume', { expect: [200] }));
@@ -317,7 +317,7 @@ export async function resumes(x: ClassicContext): Promise<void> {
   const last = (await x.send(make('GET /intelligence/runs/{runId}', `/intelligence/runs/${runId}`, B, undefined, 'the run', { expect: [200] })))?.json?.last_seq ?? 0;
   for (const after of [0, last - 1, last, last + 1, 100_000]) {
     if (after < 0) continue;
-    await x.send({ ...make('GET /intelligence/runs/{runId}/events', `/intelligence/runs/${runId}/events?after=${after}`, B, undefined, `SSE after ${after} of ${last}`, { expect: [200] }), headers: { 'x-api-key': B, accept: 'text/event-stream' } });
+    await x.send({ ...make('GET /intelligence/runs/{runId}/events', `/intelligence/runs/${runId}/events?after=${after}`, B, undefined, `SSE after ${after} of ${last}`, { expect: [after >= last ? 204 : 200] }), headers: { 'x-api-key': B, accept: 'text/event-stream' } });
     await x.send({ ...make('POST /intelligence/query', '/intelligence/query', B, JSON.stringify({ query: 'how many steps?', dataset_ids: [x.b.text], run_id: runId }), `re-attached after ${after} of ${last}`, { expect: [200] }), headers: { 'x-api-key': B, 'content-type': JSON_TYPE, 'last-event-id': String(after) } });
   }
 }

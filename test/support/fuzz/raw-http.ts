@@ -7,6 +7,8 @@ export interface RawAnswer {
   status: number | null;
   headers: Record<string, string>;
   body: string;
+  /** The body's bytes (a msgpack error is not text). */
+  bytes: Buffer;
   /** The service neither answered nor closed within the time bound. */
   timedOut: boolean;
 }
@@ -49,7 +51,7 @@ function parse(raw: Buffer): Omit<RawAnswer, 'timedOut'> {
   const text = raw.toString('latin1');
   const end = text.indexOf('\r\n\r\n');
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
-  if (!m || end < 0) return { status: null, headers: {}, body: '' };
+  if (!m || end < 0) return { status: null, headers: {}, body: '', bytes: Buffer.alloc(0) };
   const headers: Record<string, string> = {};
   for (const line of text.slice(0, end).split('\r\n').slice(1)) {
     const i = line.indexOf(':');
@@ -57,7 +59,7 @@ function parse(raw: Buffer): Omit<RawAnswer, 'timedOut'> {
   }
   let body = raw.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
   if (/chunked/i.test(headers['transfer-encoding'] ?? '')) body = dechunk(body);
-  return { status: Number(m[1]), headers, body: body.toString('utf8') };
+  return { status: Number(m[1]), headers, body: body.toString('utf8'), bytes: body };
 }
 
 function dechunk(b: Buffer): Buffer {

@@ -3,6 +3,7 @@
 // registered code on every error, the status an unauthenticated or foreign request must get.
 // A crash is recorded with the request in flight and the service is started again on the same
 // data, so one run reports every crash it can find.
+import { unpack } from 'msgpackr';
 import { ERROR_CODES } from '../../../dist/errors/codes.js';
 import { rawRequest, type RawAnswer } from './raw-http.js';
 import type { FuzzReport } from './report.js';
@@ -106,8 +107,8 @@ export class Runner {
         redirect: 'manual',
         signal: AbortSignal.timeout(this.opts.timeoutMs),
       });
-      const text = Buffer.from(await res.arrayBuffer()).toString('utf8');
-      return { status: res.status, headers: res.headers, text, json: parseJson(text) };
+      const bytes = Buffer.from(await res.arrayBuffer());
+      return { status: res.status, headers: res.headers, text: bytes.toString('utf8'), json: parsed(res.headers, bytes) };
     };
     try {
       try {
@@ -171,7 +172,7 @@ export class Runner {
     this.report.count(c.route, out.status, ms);
     const headers = new Headers();
     for (const [k, v] of Object.entries(out.headers)) headers.set(k, v);
-    for (const p of this.problemsOf(c, { status: out.status, headers, text: out.body, json: parseJson(out.body) })) this.report.problem(c.route, `${p} (${c.label})`, describe(c));
+    for (const p of this.problemsOf(c, { status: out.status, headers, text: out.body, json: parsed(headers, out.bytes) })) this.report.problem(c.route, `${p} (${c.label})`, describe(c));
     this.stderr500s(c);
     return out;
   }
@@ -197,7 +198,10 @@ export class Runner {
       if (!upstream && !provisioning) out.push(`answered ${status} ${a.text.slice(0, 200)}`);
     }
     if (status >= 400 && !PAGES.has(c.route)) {
-      if (!json || typeof json !== 'object' || Array.isArray(json)) out.push(`error body is not a JSON object: ${a.text.slice(0, 200)}`);
+      const msgpack = a.headers.get('content-type') === 'application/msgpack';
+      const askedMsgpack = Object.entries(c.headers).some(([k, v]) => /^(accept|content-type)$/i.test(k) && /msgpack/i.test(v));
+      if (msgpack && !askedMsgpack) out.push(`an error in msgpack to a caller that asked for none: ${a.text.slice(0, 200)}`);
+      if (!json || typeof json !== 'object' || Array.isArray(json)) out.push(`error body is not a ${msgpack ? 'msgpack map' : 'JSON object'}: ${a.text.slice(0, 200)}`);
       else if (typeof json.error !== 'string' || typeof json.message !== 'string') out.push(`error body is not {error, message}: ${a.text.slice(0, 200)}`);
       else if (!CODES.has(json.error)) out.push(`error code ${json.error} is not in the registry`);
     }
@@ -216,6 +220,16 @@ export class Runner {
     const lines = this.svc.linesStartingWith('sable: ').filter((l) => / failed:/.test(l) && !/index rebuild/.test(l));
     for (const l of lines.slice(this.seen500)) this.report.problem(c.route, `stderr: ${l.length > 300 ? `${l.slice(0, 120)}…${l.slice(l.indexOf(' failed:'), l.indexOf(' failed:') + 180)}` : l}`, describe(c));
     this.seen500 = lines.length;
+  }
+}
+
+/** The body as a value: msgpack when the answer says so (a caller that asked for it), else JSON. */
+function parsed(headers: Headers, bytes: Buffer): any {
+  if (headers.get('content-type') !== 'application/msgpack') return parseJson(bytes.toString('utf8'));
+  try {
+    return unpack(bytes);
+  } catch {
+    return undefined;
   }
 }
 
