@@ -13,6 +13,8 @@ const FORMATS = {
 };
 const ajv = new Ajv({ allErrors: false, strict: false, verbose: true, formats: FORMATS });
 const withDefaults = new Ajv({ allErrors: false, strict: false, verbose: true, formats: FORMATS, useDefaults: true });
+// Query strings and headers are text: "50" is the integer 50, "true" the boolean.
+const coercing = new Ajv({ allErrors: false, strict: false, verbose: true, formats: FORMATS, useDefaults: true, coerceTypes: true });
 
 /** A compiled check: the first problem of a value as a message, or null when it is valid. */
 export type BodyCheck = (body: unknown) => string | null;
@@ -21,6 +23,23 @@ export type BodyCheck = (body: unknown) => string | null;
 export function compileBody(schema: object, opts: { fillDefaults?: boolean; root?: string } = {}): BodyCheck {
   const validate = (opts.fillDefaults ? withDefaults : ajv).compile(schema);
   return (body) => (validate(body) ? null : describe(validate.errors ?? [], opts.root ?? 'body'));
+}
+
+/** A compiled check of named text values (a query string, headers): typed values with defaults, or the first problem. */
+export type TextCheck = (get: (name: string) => string | null | undefined) => { value: Record<string, unknown>; problem: string | null };
+
+/** `root` names where the values come from in messages ("query.limit must be ..."). */
+export function compileText(schema: { properties?: Record<string, unknown> }, root: string): TextCheck {
+  const validate = coercing.compile(schema);
+  const names = Object.keys(schema.properties ?? {});
+  return (get) => {
+    const value: Record<string, unknown> = {};
+    for (const name of names) {
+      const v = get(name);
+      if (v !== null && v !== undefined) value[name] = v;
+    }
+    return validate(value) ? { value, problem: null } : { value, problem: describe(validate.errors ?? [], root) };
+  };
 }
 
 type Schema = Record<string, unknown>;

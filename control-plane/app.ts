@@ -195,7 +195,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     },
   );
   router.add(
-    ...opsRoutes({ router, engine, metrics, snapshot, adapter: adapterName, schemas: sourceConfigComponents() }),
+    ...opsRoutes({ router, engine, metrics, snapshot, adapter: adapterName, schemas: sourceConfigComponents(), publicUrl: config.publicUrl }),
     ...datasetRoutes(datasets),
     ...documentRoutes(datasets, documents),
     ...vectorRoutes({ datasets, writes, search, embedder, metrics }),

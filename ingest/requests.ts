@@ -116,11 +116,11 @@ export const Validation = Type.Object({
 export const SourceTypes = Type.Object({
   source_types: Type.Array(Type.Object({ type: StringEnum(SOURCE_TYPES), name: Type.String(), supports_auth: Type.Boolean() })),
 });
-export const UploadInitAnswer = Type.Object({
+export const SourceUploadInitAnswer = Type.Object({
   job_id: Type.String({ format: 'uuid' }),
   uploads: Type.Array(Type.Object({ file_id: Type.String({ format: 'uuid' }), upload_url: Type.String(), expires_in: Type.Integer() })),
 });
-export const UploadCompleteAnswer = Type.Object({ confirmed: Type.Integer(), job_id: Type.String({ format: 'uuid' }) });
+export const SourceUploadCompleteAnswer = Type.Object({ confirmed: Type.Integer(), job_id: Type.String({ format: 'uuid' }) });
 
 export const Schedule = Type.Object({
   id: Type.String({ format: 'uuid' }),

@@ -23,9 +23,11 @@ export const VectorIn = Type.Object(
     metadata: Type.Optional(Metadata),
   },
   {
+    // Each alternative says its type, so generated clients type an item as one of them (a bare
+    // `required` list made them `unknown`).
     anyOf: [
-      { required: ['values'] },
-      { required: ['metadata'], properties: { metadata: { required: ['text'], properties: { text: { type: 'string', minLength: 1 } } } } },
+      { type: 'object', required: ['values'], properties: { values: FloatVector } },
+      { type: 'object', required: ['metadata'], properties: { metadata: { type: 'object', required: ['text'], properties: { text: { type: 'string', minLength: 1 } } } } },
     ],
   },
 );

@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dereference } from '@readme/openapi-parser';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
@@ -21,7 +22,8 @@ describe('OpenAPI answers', () => {
     dir = mkdtempSync(join(tmpdir(), 'sable-openapi-'));
     svc = await startService(loadConfig({ port: '0', 'data-dir': dir }, {}));
     key = readFileSync(join(dir, 'admin.key'), 'utf8').trim();
-    doc = await (await fetch(svc.url + '/openapi.json')).json();
+    // Schemas are named components ($ref): resolved here, so ajv gets each answer's whole schema.
+    doc = await dereference(await (await fetch(svc.url + '/openapi.json')).json());
   });
   afterAll(async () => {
     await svc.close();

@@ -3,13 +3,13 @@
  * Canonical paths are unprefixed; `/v1/datasets...` still routes; `/api/v1/...` is 404.
  */
 import { randomUUID } from 'node:crypto';
-import type { Static, TSchema } from '@sinclair/typebox';
-import { badRequest, SableError } from '../../errors/codes.js';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { badRequest, SableError, type ErrorCode } from '../../errors/codes.js';
 import { parseJsonWithVector } from './json-vector.js';
 import { acceptsMsgpack, decodeMsgpack, encodeMsgpack, isMsgpackType, MSGPACK } from './msgpack.js';
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
-import { compileBody, type BodyCheck } from '../../catalog/validation.js';
+import { compileBody, compileText, type BodyCheck, type TextCheck } from '../../catalog/validation.js';
 
 /** key and admin: an API key (X-API-Key); session: a dashboard session token (Authorization: Bearer). */
 export type Auth = 'none' | 'key' | 'admin' | 'session';
@@ -20,12 +20,14 @@ export interface Caller {
   keyId: string;
 }
 
-export interface Context<B = unknown> {
+export interface Context<B = unknown, Q = any> {
   req: Request;
   params: Record<string, string>;
   caller: Caller;
   /** The body, valid against the route's schema. */
   body: B;
+  /** The query parameters the route declares, typed and defaulted by its schema. */
+  query: Q;
   /** The caller sent or accepts msgpack on a route that speaks it. */
   msgpack: boolean;
 }
@@ -36,17 +38,25 @@ export function reply(ctx: Context, status: number, value: unknown): Response {
   return json(status, value);
 }
 
-export interface Route<B = unknown> {
+export interface Route<B = unknown, Q = any> {
   method: string;
   path: string;
   auth: Auth;
   summary: string;
+  /** The OpenAPI operationId, when the one made from the method and path reads badly. */
+  operationId?: string;
   /** Decisions the contract leaves open (response shapes and semantics), for the OpenAPI document. */
   description?: string;
   /** The body's schema: its validator, the handler's body type and its OpenAPI entry. */
   body?: TSchema;
+  /** The query parameters: checked (text coerced to their types, defaults filled) and declared in the OpenAPI document. */
+  query?: TObject;
+  /** Request headers the route reads besides the API key (Last-Event-ID): checked and declared the same way. */
+  headers?: TObject;
   /** Answers by status, for the OpenAPI document (null: no body). */
   responses?: Record<number, TSchema | null>;
+  /** Error codes the route raises besides those its auth, path, body and query imply, for the OpenAPI document. */
+  errors?: ErrorCode[];
   /** Request content types besides JSON that the handler reads from req.body itself. */
   accepts?: string[];
   /** Takes and answers application/msgpack too. */
@@ -61,11 +71,11 @@ export interface Route<B = unknown> {
   tokenAuth?: (req: Request, params: Record<string, string>) => Caller | undefined;
   /** For the OpenAPI document: content types the 200 answer also comes in (an SSE stream), with the shape of one event. */
   answerStreams?: Record<string, object>;
-  handler(ctx: Context<B>): Promise<Response>;
+  handler(ctx: Context<B, Q>): Promise<Response>;
 }
 
-/** A route whose handler's body is typed from its schema. */
-export function route<S extends TSchema>(r: Omit<Route<Static<S>>, 'body'> & { body: S }): Route {
+/** A route whose handler's body and query are typed from their schemas. */
+export function route<S extends TSchema = TSchema, Q extends TObject = TObject>(r: Omit<Route<Static<S>, Static<Q>>, 'body' | 'query'> & { body?: S; query?: Q }): Route {
   return r as Route;
 }
 
@@ -75,6 +85,8 @@ interface Compiled extends Route {
   paramAt: number[];
   paramNames: string[];
   check?: BodyCheck;
+  queryCheck?: TextCheck;
+  headerCheck?: TextCheck;
 }
 
 export type Authenticate = (req: Request) => Caller | undefined;
@@ -107,7 +119,15 @@ export class Router {
     for (const r of routes) {
       const segments = split(r.path);
       const paramAt = segments.flatMap((s, i) => (s.startsWith(':') ? [i] : []));
-      const compiled: Compiled = { ...r, segments, paramAt, paramNames: paramAt.map((i) => segments[i]!.slice(1)), check: r.body ? compileBody(r.body) : undefined };
+      const compiled: Compiled = {
+        ...r,
+        segments,
+        paramAt,
+        paramNames: paramAt.map((i) => segments[i]!.slice(1)),
+        check: r.body ? compileBody(r.body) : undefined,
+        queryCheck: r.query ? compileText(r.query, 'query') : undefined,
+        headerCheck: r.headers ? compileText(r.headers, 'header') : undefined,
+      };
       this.routes.push(compiled);
       const same = this.bySegments.get(segments.length) ?? this.bySegments.set(segments.length, []).get(segments.length)!;
       same.push(compiled);
@@ -195,7 +215,11 @@ export class Router {
       const msgpack = route.msgpack === true && (type === MSGPACK || acceptsMsgpack(req.headers.accept));
       const problem = route.check && !Buffer.isBuffer(body) ? route.check(body) : null;
       if (problem !== null) throw badRequest(problem);
-      return { response: await route.handler({ req, params, caller, body, msgpack }), pattern };
+      const query = route.queryCheck?.((name) => req.query.get(name)) ?? { value: {}, problem: null };
+      if (query.problem !== null) throw badRequest(query.problem);
+      const headerProblem = route.headerCheck?.((name) => req.headers[name.toLowerCase()]).problem ?? null;
+      if (headerProblem !== null) throw badRequest(headerProblem);
+      return { response: await route.handler({ req, params, caller, body, msgpack, query: query.value }), pattern };
     } catch (e) {
       const response = errorResponse(e, requestId);
       if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed: request ${requestId}:`, e);

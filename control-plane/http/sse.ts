@@ -4,6 +4,7 @@
  * stopped. A comment line every few seconds keeps proxies from closing a quiet stream.
  */
 import { PassThrough, type Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../errors/codes.js';
 import type { Request } from './types.js';
 
@@ -55,6 +56,13 @@ export function sseStream(source: ChunkSource, after: number): Readable {
   out.once('finish', () => clearInterval(keepAlive));
   return out;
 }
+
+const Seq = (description: string) => Type.Optional(Type.Integer({ minimum: 0, description }));
+
+/** The header an EventSource sends when it reconnects. */
+export const ResumeHeaders = Type.Object({ 'Last-Event-ID': Seq('the seq (id:) of the last chunk received: the stream resumes after it') });
+/** The same, in the query, for clients that cannot set headers. */
+export const AfterQuery = Type.Object({ after: Seq('a seq: only what comes after it (default 0, everything)') });
 
 /** The seq to resume after: `Last-Event-ID` (an EventSource reconnecting), else the `after` query. */
 export function resumeAfter(req: Request): number {

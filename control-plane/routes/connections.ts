@@ -31,11 +31,12 @@ const ConnectionCreate = Type.Object({
 
 export function connectionRoutes(connections: ConnectionService): Route[] {
   return [
-    {
+    route({
       method: 'GET', path: '/connections', auth: 'key', summary: "The organization's connections", responses: { 200: Type.Object({ connections: Type.Array(Connection) }) },
-      description: 'Query provider (google or atlassian) filters. Tokens are never returned.',
-      handler: async ({ req, caller }) => json(200, connections.list(caller.orgId, req.query.get('provider'))),
-    },
+      query: Type.Object({ provider: Type.Optional(StringEnum(PROVIDERS, { description: "only this provider's connections" })) }),
+      description: 'Tokens are never returned.',
+      handler: async ({ caller, query }) => json(200, connections.list(caller.orgId, query.provider ?? null)),
+    }),
     route({
       method: 'POST', path: '/connections', auth: 'key', summary: 'Start a connection: open authorization_url in a browser, approve, then poll until connected', body: ConnectionCreate,
       responses: { 201: ConnectionCreated },
@@ -50,7 +51,13 @@ export function connectionRoutes(connections: ConnectionService): Route[] {
     }),
     {
       method: 'GET', path: '/connections/callback', auth: 'none', summary: "The provider's redirect after consent (a page for the browser)",
-      description: 'Query code and state (or error). Answers an HTML page that says whether the connection was made.',
+      query: Type.Object({
+        state: Type.Optional(Type.String({ description: 'the state the service sent the provider' })),
+        code: Type.Optional(Type.String({ description: 'the authorization code' })),
+        error: Type.Optional(Type.String({ description: "the provider's refusal (access_denied)" })),
+        error_description: Type.Optional(Type.String()),
+      }),
+      description: 'Answers an HTML page that says whether the connection was made (400 when it was not).',
       handler: async ({ req }) => {
         const out = await connections.callback(req.query);
         const page = `<!doctype html><html><head><meta charset="utf-8"><title>Sable connection</title></head><body><h1>${out.ok ? 'Connected' : 'Not connected'}</h1><p>${escapeHtml(out.message)}</p></body></html>`;

@@ -6,7 +6,6 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { SourcePreviews } from '../../ingest/sources/previews.js';
-import { badRequest } from '../../errors/codes.js';
 import type { SessionTokens } from '../auth/sessions.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
@@ -31,16 +30,13 @@ export function dashboardRoutes(sessions: SessionTokens, previews: SourcePreview
       description: 'Send it as Authorization: Bearer <token> to the dashboard routes. Revoking the key ends its sessions.',
       handler: async ({ caller }) => json(201, sessions.issue(caller)),
     },
-    {
+    route({
       method: 'GET', path: '/sources/info', auth: 'session', summary: "An item's name, size, type, modification time and whether it can be read",
       responses: { 200: PathInfo },
-      description: 'Query source_path: s3://bucket/key, gs://bucket/object, gdrive://fileId or https://... Read with the credentials of the organization\'s sources of that type (and bucket).',
-      handler: async ({ req, caller }) => {
-        const path = req.query.get('source_path');
-        if (!path) throw badRequest('source_path is required');
-        return json(200, await previews.info(caller.orgId, path));
-      },
-    },
+      query: Type.Object({ source_path: Type.String({ minLength: 1, description: 's3://bucket/key, gs://bucket/object, gdrive://fileId or https://...' }) }),
+      description: "Read with the credentials of the organization's sources of that type (and bucket).",
+      handler: async ({ caller, query }) => json(200, await previews.info(caller.orgId, query.source_path)),
+    }),
     route({
       method: 'POST', path: '/sources/batch-info', auth: 'session', summary: 'sources/info for up to 100 addresses', body: Type.Object({ source_paths: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 100 }) }),
       responses: { 200: Type.Object({ results: Type.Array(PathInfo) }) },

@@ -4,23 +4,22 @@ import { checkedTuning, engineTuning, type DatasetService } from '../../catalog/
 import { badRequest } from '../../errors/codes.js';
 import type { SlaStatus } from '../../engine/index.js';
 import { route, type Route } from '../http/router.js';
-import { pageOf } from '../http/paging.js';
+import { OffsetPaging } from '../schemas/common.js';
 import { json } from '../http/types.js';
 import * as S from '../schemas/datasets.js';
 
 export function datasetRoutes(svc: DatasetService): Route[] {
   const view = (r: DatasetRecord) => svc.view(r);
   return [
-    {
-      method: 'GET', path: '/datasets', auth: 'key', summary: 'List the datasets of the organization',
-      description: 'Query limit (1-200, default 50), offset; returns {datasets, total, limit, offset}.',
+    route({
+      method: 'GET', path: '/datasets', auth: 'key', summary: 'List the datasets of the organization', query: OffsetPaging,
+      description: 'Answers {datasets, total, limit, offset}.',
       responses: { 200: S.DatasetList },
-      handler: async ({ req, caller }) => {
-        const { limit, offset } = pageOf(req.query);
+      handler: async ({ caller, query: { limit, offset } }) => {
         const { datasets, total } = svc.list(caller.orgId, limit, offset);
         return json(200, { datasets: datasets.map(view), total, limit, offset });
       },
-    },
+    }),
     route({
       method: 'POST', path: '/datasets', auth: 'key', summary: 'Create a dataset', body: S.CreateDataset, responses: { 201: S.Dataset },
       description:

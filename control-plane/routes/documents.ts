@@ -1,26 +1,28 @@
 /** A dataset's document catalog: cursor pages and downloads of originals. */
 import type { DatasetService } from '../../catalog/datasets/service.js';
-import { badRequest } from '../../errors/codes.js';
+import { Type } from '@sinclair/typebox';
+import { StringEnum } from '../../catalog/json-schema.js';
+import { DOCUMENT_STATUSES } from '../../catalog/documents/store.js';
 import type { DocumentService } from '../../ingest/documents/service.js';
 import * as I from '../../ingest/requests.js';
-import type { Route } from '../http/router.js';
+import { route, type Route } from '../http/router.js';
 import { json, type Response } from '../http/types.js';
 
 export function documentRoutes(datasets: DatasetService, documents: DocumentService): Route[] {
   return [
-    {
+    route({
       method: 'GET', path: '/datasets/:datasetId/documents', auth: 'key', summary: "The dataset's documents (cursor pages)", responses: { 200: I.DocumentList },
-      description:
-        'Query limit (1-200, default 50), cursor (next_cursor of the page before), status (processing, ready, failed). ' +
-        'Answers {documents, next_cursor}; next_cursor is null on the last page. No offsets, no totals.',
-      handler: async ({ req, caller, params }) => {
+      query: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'documents per page' }),
+        cursor: Type.Optional(Type.String({ description: 'next_cursor of the page before' })),
+        status: Type.Optional(StringEnum(DOCUMENT_STATUSES, { description: 'only documents in this status' })),
+      }),
+      description: 'Answers {documents, next_cursor}; next_cursor is null on the last page. A catalog that grows while it is read pages by cursor: no offsets, no totals.',
+      handler: async ({ caller, params, query }) => {
         const r = datasets.get(caller.orgId, params.datasetId);
-        const raw = req.query.get('limit');
-        const limit = raw === null ? 50 : Number(raw);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badRequest('limit must be an integer from 1 to 200');
-        return json(200, documents.list(r.id, limit, req.query.get('cursor'), req.query.get('status')));
+        return json(200, documents.list(r.id, query.limit, query.cursor ?? null, query.status ?? null));
       },
-    },
+    }),
     {
       method: 'GET', path: '/datasets/:datasetId/documents/:documentId/download', auth: 'key', summary: "A document's original bytes",
       description:

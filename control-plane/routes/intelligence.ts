@@ -2,6 +2,7 @@
  * The intelligence routes: the query (SSE or JSON), its runs (status, events after a seq, or the
  * same as SSE for an EventSource to resume by itself), and previews of cited sources.
  */
+import { Type } from '@sinclair/typebox';
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import { SableError } from '../../errors/codes.js';
 import type { PreviewSigner } from '../../answer/preview-ref.js';
@@ -12,9 +13,11 @@ import { STREAM_TOKEN_MINUTES, type StreamTokens } from '../../answer/runs/strea
 import type { AnswerService } from '../../answer/service.js';
 import { visibleMetadata } from '../../retrieval/vectors.js';
 import { route, type Route } from '../http/router.js';
-import { resumeAfter, SSE_HEADERS, sseStream, wantsEventStream } from '../http/sse.js';
+import { AfterQuery, resumeAfter, ResumeHeaders, SSE_HEADERS, sseStream, wantsEventStream } from '../http/sse.js';
 import { json, type Request, type Response } from '../http/types.js';
 import { errorResponse } from '../http/status.js';
+
+const StreamTokenQuery = Type.Object({ stream_token: Type.Optional(Type.String({ description: 'a token from POST /intelligence/runs/{runId}/stream-token, instead of X-API-Key' })) });
 
 export interface IntelligenceDeps {
   answers: AnswerService;
@@ -35,6 +38,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
     route({
       method: 'POST', path: '/intelligence/query', auth: 'key', summary: 'Answer a question from the datasets, with citations (SSE or JSON)', body: A.IntelligenceQuery,
       responses: { 200: A.IntelligenceAnswer },
+      headers: ResumeHeaders,
       answerStreams: { 'text/event-stream': A.StreamChunk },
       description:
         'stream true (default): text/event-stream, each chunk `id: <seq>` and `data: {chunk_type, content, metadata}`; the first chunk ' +
@@ -55,14 +59,18 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
     }),
     {
       method: 'GET', path: '/intelligence/runs/:runId', auth: 'key', summary: "A run's status, trace and answer so far", responses: { 200: A.RunRecord },
+      query: StreamTokenQuery,
       description: 'Runs are kept 15 minutes after they end, visible only to their organization (run_not_found otherwise). Takes an API key or a stream_token of this run.',
       tokenAuth: streamTokenAuth,
       handler: async ({ caller, params }) => json(200, d.runs.find(caller.orgId, params.runId).record(0)),
     },
     {
       method: 'GET', path: '/intelligence/runs/:runId/events', auth: 'key', summary: "A run's events after a seq (JSON), or its chunks as SSE", responses: { 200: A.RunRecord, 204: null },
+      query: Type.Composite([AfterQuery, StreamTokenQuery]),
+      headers: ResumeHeaders,
+      answerStreams: { 'text/event-stream': A.StreamChunk },
       description:
-        'Query after (a seq; default 0). JSON: {run_id, status, events, last_seq, answer} with the trace events after that seq. ' +
+        'JSON: {run_id, status, events, last_seq, answer} with the trace events after that seq. ' +
         'With Accept: text/event-stream: the chunks after that seq (or after Last-Event-ID) as SSE, live until done, so an EventSource resumes by itself; ' +
         '204 when the run has ended and nothing is left after that seq (an EventSource stops reconnecting). ' +
         'Takes an API key or a stream_token of this run (a browser EventSource cannot send headers).',

@@ -1,9 +1,11 @@
 /** Job routes: list, get (also at the bulk upload's status_url), files, statistics, retry. */
-import { badRequest, SableError } from '../../errors/codes.js';
+import { Type } from '@sinclair/typebox';
+import { SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import { StringEnum } from '../../catalog/json-schema.js';
 import { FILE_STATUSES, publicFile, publicJob, statisticsOf, type FileStatus, type JobRecord } from '../../jobs/records.js';
 import type { JobRunner } from '../../jobs/runner.js';
-import { pageOf } from '../http/paging.js';
+import { OffsetPaging } from '../schemas/common.js';
 import type { IngestJobs } from '../../ingest/jobs.js';
 import * as I from '../../ingest/requests.js';
 import { route, type Route } from '../http/router.js';
@@ -18,15 +20,15 @@ export function jobRoutes(jobs: JobQueue, runner: JobRunner, ingest: IngestJobs)
   };
   const getJob: Route['handler'] = async ({ caller, params }) => json(200, publicJob(await owned(caller.orgId, params.jobId)));
   return [
-    {
+    route({
       method: 'GET', path: '/ingestion/jobs', auth: 'key', summary: 'List jobs, newest first', responses: { 200: S.JobList },
-      description: 'Query dataset_id (optional), limit, offset; returns {jobs, total, limit, offset}.',
-      handler: async ({ req, caller }) => {
-        const { limit, offset } = pageOf(req.query);
-        const page = await jobs.list({ orgId: caller.orgId, datasetId: req.query.get('dataset_id') ?? undefined }, limit, offset);
+      query: Type.Composite([OffsetPaging, Type.Object({ dataset_id: Type.Optional(Type.String({ description: "only this dataset's jobs" })) })]),
+      description: 'Answers {jobs, total, limit, offset}.',
+      handler: async ({ caller, query: { limit, offset, dataset_id } }) => {
+        const page = await jobs.list({ orgId: caller.orgId, datasetId: dataset_id }, limit, offset);
         return json(200, { jobs: page.jobs.map(publicJob), total: page.total, limit, offset });
       },
-    },
+    }),
     route({
       method: 'POST', path: '/ingestion/jobs', auth: 'key', summary: 'Ingest a source into a dataset', body: I.JobCreate, responses: { 201: S.Job },
       description:
@@ -37,22 +39,18 @@ export function jobRoutes(jobs: JobQueue, runner: JobRunner, ingest: IngestJobs)
     }),
     { method: 'GET', path: '/ingestion/jobs/:jobId', auth: 'key', summary: 'Get a job', responses: { 200: S.Job }, handler: getJob },
     { method: 'GET', path: '/v1/jobs/:jobId', auth: 'key', summary: 'Get a job (the status_url of a bulk upload)', responses: { 200: S.Job }, handler: getJob },
-    {
+    route({
       method: 'GET', path: '/ingestion/jobs/:jobId/files', auth: 'key', summary: "List a job's files", responses: { 200: S.JobFiles },
-      description: 'Query status (pending, processing, completed, failed, skipped), limit, offset; returns {files, total, limit, offset, counts}.',
-      handler: async ({ req, caller, params }) => {
+      query: Type.Composite([OffsetPaging, Type.Object({ status: Type.Optional(StringEnum(FILE_STATUSES, { description: 'only files in this status' })) })]),
+      description: 'Answers {files, total, limit, offset, counts}.',
+      handler: async ({ caller, params, query: { limit, offset, status } }) => {
         const job = await owned(caller.orgId, params.jobId);
-        const { limit, offset } = pageOf(req.query);
-        const status = req.query.get('status');
-        if (status !== null && !(FILE_STATUSES as readonly string[]).includes(status)) {
-          throw badRequest(`status must be one of ${FILE_STATUSES.join(', ')}`);
-        }
         const all = await jobs.files(job.job_id);
         const counts = Object.fromEntries(FILE_STATUSES.map((s) => [s, all.filter((f) => f.status === s).length]));
-        const chosen = status === null ? all : all.filter((f) => f.status === (status as FileStatus));
+        const chosen = status === undefined ? all : all.filter((f) => f.status === (status as FileStatus));
         return json(200, { files: chosen.slice(offset, offset + limit).map(publicFile), total: chosen.length, limit, offset, counts });
       },
-    },
+    }),
     {
       method: 'GET', path: '/ingestion/jobs/:jobId/statistics', auth: 'key', summary: "A job's statistics (null until a file has finished)",
       responses: { 200: S.JobStatistics },

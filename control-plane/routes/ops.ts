@@ -14,9 +14,11 @@ export interface OpsDeps {
   adapter: () => string;
   /** Components of the OpenAPI document beyond the routes' own schemas. */
   schemas: Record<string, unknown>;
+  /** SABLE_PUBLIC_URL: the document's server when set, else the Host the caller reached. */
+  publicUrl?: string;
 }
 
-export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas }: OpsDeps): Route[] {
+export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas, publicUrl }: OpsDeps): Route[] {
   return [
     {
       method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
@@ -32,7 +34,7 @@ export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas 
     },
     {
       method: 'GET', path: '/openapi.json', auth: 'none', summary: 'This API as an OpenAPI 3.1 document',
-      handler: async () => json(200, openApiDocument(router.all(), schemas)),
+      handler: async ({ req }) => json(200, openApiDocument(router.all(), { serverUrl: publicUrl ?? `http://${req.headers.host ?? 'localhost'}`, schemas })),
     },
   ];
 }

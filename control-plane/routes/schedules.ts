@@ -3,20 +3,17 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { publicJob } from '../../jobs/records.js';
 import * as I from '../../ingest/requests.js';
 import type { ScheduleService } from '../../ingest/schedules/service.js';
-import { pageOf } from '../http/paging.js';
+import { OffsetPaging } from '../schemas/common.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import * as S from '../schemas/uploads.js';
 
 export function scheduleRoutes(schedules: ScheduleService, jobs: JobQueue): Route[] {
   return [
-    {
-      method: 'GET', path: '/ingestion/schedules', auth: 'key', summary: 'List schedules', responses: { 200: I.ScheduleList },
-      handler: async ({ req, caller }) => {
-        const { limit, offset } = pageOf(req.query);
-        return json(200, { ...schedules.list(caller.orgId, limit, offset), limit, offset });
-      },
-    },
+    route({
+      method: 'GET', path: '/ingestion/schedules', auth: 'key', summary: 'List schedules', query: OffsetPaging, responses: { 200: I.ScheduleList },
+      handler: async ({ caller, query: { limit, offset } }) => json(200, { ...schedules.list(caller.orgId, limit, offset), limit, offset }),
+    }),
     route({
       method: 'POST', path: '/ingestion/schedules', auth: 'key', summary: 'Create a schedule: a source read into a dataset on a cron', body: I.ScheduleCreate,
       responses: { 201: I.Schedule },

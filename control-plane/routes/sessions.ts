@@ -1,16 +1,12 @@
 /** Intelligence sessions: chat history and the durable trace of the runs asked in them. */
 import * as A from '../../answer/requests.js';
 import type { SessionService } from '../../answer/sessions/service.js';
-import { badRequest } from '../../errors/codes.js';
+import { Type } from '@sinclair/typebox';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 
-function limitOf(query: URLSearchParams, fallback: number, max: number): number {
-  const raw = query.get('limit');
-  const limit = raw === null ? fallback : Number(raw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw badRequest(`limit must be an integer from 1 to ${max}`);
-  return limit;
-}
+/** The last `limit` items (these lists have no pages: the newest matter). */
+const Last = (fallback: number, max: number) => Type.Object({ limit: Type.Integer({ minimum: 1, maximum: max, default: fallback, description: 'how many, the newest' }) });
 
 export function sessionRoutes(sessions: SessionService): Route[] {
   return [
@@ -19,11 +15,11 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       description: 'dataset_id is the default scope of queries sent with this session_id and no dataset_ids.',
       handler: async ({ caller, body }) => json(201, await sessions.create(caller.orgId, body)),
     }),
-    {
+    route({
       method: 'GET', path: '/intelligence/sessions', auth: 'key', summary: "The organization's sessions, most recently active first", responses: { 200: A.SessionList },
-      description: 'Query limit (1-200, default 50).',
-      handler: async ({ req, caller }) => json(200, sessions.list(caller.orgId, limitOf(req.query, 50, 200))),
-    },
+      query: Last(50, 200),
+      handler: async ({ caller, query }) => json(200, sessions.list(caller.orgId, query.limit)),
+    }),
     {
       method: 'GET', path: '/intelligence/sessions/:sessionId', auth: 'key', summary: 'Get a session', responses: { 200: A.Session },
       handler: async ({ caller, params }) => json(200, sessions.get(caller.orgId, params.sessionId)),
@@ -39,15 +35,17 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       method: 'POST', path: '/intelligence/sessions/:sessionId/messages', auth: 'key', summary: 'Add a message to a session', body: A.MessageCreate, responses: { 201: A.Message },
       handler: async ({ caller, params, body }) => json(201, await sessions.addMessage(caller.orgId, params.sessionId, body)),
     }),
-    {
+    route({
       method: 'GET', path: '/intelligence/sessions/:sessionId/messages', auth: 'key', summary: "A session's messages, oldest first", responses: { 200: A.MessageList },
-      description: 'Query limit (1-200, default 50): the last `limit` messages, in the order they were added. A query with session_id adds the question (user) and the answer (assistant, metadata run_id and sources).',
-      handler: async ({ req, caller, params }) => json(200, sessions.messages(caller.orgId, params.sessionId, limitOf(req.query, 50, 200))),
-    },
-    {
+      query: Last(50, 200),
+      description: 'The last `limit` messages, in the order they were added. A query with session_id adds the question (user) and the answer (assistant, metadata run_id and sources).',
+      handler: async ({ caller, params, query }) => json(200, sessions.messages(caller.orgId, params.sessionId, query.limit)),
+    }),
+    route({
       method: 'GET', path: '/intelligence/sessions/:sessionId/events', auth: 'key', summary: "A session's durable event history", responses: { 200: A.SessionEvents },
-      description: 'Query limit (1-1000, default 200): the trace events of the runs asked in this session ({events}: each event with its run_id), oldest first.',
-      handler: async ({ req, caller, params }) => json(200, sessions.events(caller.orgId, params.sessionId, limitOf(req.query, 200, 1000))),
-    },
+      query: Last(200, 1000),
+      description: 'The trace events of the runs asked in this session ({events}: each event with its run_id), oldest first.',
+      handler: async ({ caller, params, query }) => json(200, sessions.events(caller.orgId, params.sessionId, query.limit)),
+    }),
   ];
 }

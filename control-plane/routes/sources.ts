@@ -1,10 +1,11 @@
 /** Source routes: CRUD, validate, types and their config schemas, references, cleanup, uploads to file_upload sources. */
-import { badRequest, SableError } from '../../errors/codes.js';
+import { Type } from '@sinclair/typebox';
+import { SableError } from '../../errors/codes.js';
 import type { IngestJobs } from '../../ingest/jobs.js';
 import * as I from '../../ingest/requests.js';
 import type { SourceService } from '../../ingest/sources/service.js';
 import { secretFields, SOURCE_CONFIGS, SOURCE_TYPE_NAMES, SOURCE_TYPES, SUPPORTS_AUTH, type SourceType } from '../../ingest/sources/types.js';
-import { pageOf } from '../http/paging.js';
+import { OffsetPaging } from '../schemas/common.js';
 import { route, type Route } from '../http/router.js';
 import { json, type Request } from '../http/types.js';
 import * as S from '../schemas/uploads.js';
@@ -21,12 +22,6 @@ export function sourceTypeSchema(type: SourceType) {
 }
 
 export function sourceRoutes(sources: SourceService, ingest: IngestJobs, uploadBase: (req: Request) => string): Route[] {
-  const force = (q: URLSearchParams) => {
-    const v = q.get('force');
-    if (v === null || v === 'false') return false;
-    if (v === 'true') return true;
-    throw badRequest(`force must be true or false (got '${v}')`);
-  };
   return [
     {
       method: 'GET', path: '/ingestion/source-types', auth: 'key', summary: 'The nine source types', responses: { 200: I.SourceTypes },
@@ -40,13 +35,10 @@ export function sourceRoutes(sources: SourceService, ingest: IngestJobs, uploadB
         return json(200, sourceTypeSchema(params.type as SourceType));
       },
     },
-    {
-      method: 'GET', path: '/ingestion/sources', auth: 'key', summary: 'List sources', responses: { 200: I.SourceList },
-      handler: async ({ req, caller }) => {
-        const { limit, offset } = pageOf(req.query);
-        return json(200, { ...sources.list(caller.orgId, limit, offset), limit, offset });
-      },
-    },
+    route({
+      method: 'GET', path: '/ingestion/sources', auth: 'key', summary: 'List sources', query: OffsetPaging, responses: { 200: I.SourceList },
+      handler: async ({ caller, query: { limit, offset } }) => json(200, { ...sources.list(caller.orgId, limit, offset), limit, offset }),
+    }),
     route({
       method: 'POST', path: '/ingestion/sources/validate', auth: 'key', summary: 'Check a source config without saving it', body: I.SourceValidate,
       responses: { 200: I.Validation },
@@ -58,14 +50,13 @@ export function sourceRoutes(sources: SourceService, ingest: IngestJobs, uploadB
       description: "The config is checked against its type's schema (GET /ingestion/source-types/{type}); secret fields are stored encrypted and answered as ********.",
       handler: async ({ caller, body }) => json(201, sources.view(await sources.create(caller.orgId, body))),
     }),
-    {
-      method: 'GET', path: '/ingestion/sources/unused', auth: 'key', summary: 'Sources with no enabled schedule and no job in flight', responses: { 200: I.SourceList },
-      handler: async ({ req, caller }) => {
-        const { limit, offset } = pageOf(req.query);
+    route({
+      method: 'GET', path: '/ingestion/sources/unused', auth: 'key', summary: 'Sources with no enabled schedule and no job in flight', query: OffsetPaging, responses: { 200: I.SourceList },
+      handler: async ({ caller, query: { limit, offset } }) => {
         const all = await sources.unused(caller.orgId);
         return json(200, { sources: all.slice(offset, offset + limit).map((s) => sources.view(s)), total: all.length, limit, offset });
       },
-    },
+    }),
     {
       method: 'POST', path: '/ingestion/sources/cleanup', auth: 'key', summary: 'Delete every unused source', responses: { 200: I.Cleanup },
       handler: async ({ caller }) => json(200, await sources.cleanup(caller.orgId)),
@@ -80,27 +71,29 @@ export function sourceRoutes(sources: SourceService, ingest: IngestJobs, uploadB
       description: 'config replaces the whole config (checked like at creation); a secret field sent as ******** keeps its stored value.',
       handler: async ({ caller, params, body }) => json(200, sources.view(await sources.update(caller.orgId, params.sourceId, body))),
     }),
-    {
+    route({
       method: 'DELETE', path: '/ingestion/sources/:sourceId', auth: 'key', summary: 'Delete a source', responses: { 204: null },
-      description: 'Query force (default false). 409 source_in_use with {references} while an enabled schedule or a pending or running job uses the source; force=true disables its schedules first. Documents already ingested stay.',
-      handler: async ({ req, caller, params }) => {
-        await sources.remove(caller.orgId, params.sourceId, force(req.query));
+      query: Type.Object({ force: Type.Boolean({ default: false, description: 'disable the schedules that use the source first' }) }),
+      errors: ['source_in_use'],
+      description: '409 source_in_use with {references} while an enabled schedule or a pending or running job uses the source; force=true disables its schedules first. Documents already ingested stay.',
+      handler: async ({ caller, params, query }) => {
+        await sources.remove(caller.orgId, params.sourceId, query.force);
         return { status: 204 };
       },
-    },
+    }),
     {
       method: 'GET', path: '/ingestion/sources/:sourceId/references', auth: 'key', summary: 'What uses a source', responses: { 200: I.References },
       handler: async ({ caller, params }) => json(200, await sources.references(caller.orgId, params.sourceId)),
     },
     route({
       method: 'POST', path: '/ingestion/sources/:sourceId/upload/init', auth: 'key', summary: 'Upload files to a file_upload source: one presigned URL per file',
-      body: I.SourceUploadInit, responses: { 200: I.UploadInitAnswer },
+      body: I.SourceUploadInit, responses: { 200: I.SourceUploadInitAnswer },
       description: 'Creates the ingestion job that will load the files into dataset_id. PUT each file to its upload_url with its Content-Type (no API key), then upload/complete.',
       handler: async ({ req, caller, params, body }) => json(200, await ingest.initUpload(caller.orgId, params.sourceId, body.dataset_id, body.files, uploadBase(req))),
     }),
     route({
       method: 'POST', path: '/ingestion/sources/:sourceId/upload/complete', auth: 'key', summary: 'Confirm uploaded files; the job ingests them',
-      body: S.UploadComplete, responses: { 200: I.UploadCompleteAnswer },
+      body: S.UploadComplete, responses: { 200: I.SourceUploadCompleteAnswer },
       handler: async ({ caller, params, body }) => json(200, await ingest.completeUpload(caller.orgId, params.sourceId, body.job_id, body.file_ids)),
     }),
   ];

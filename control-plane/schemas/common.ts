@@ -12,4 +12,10 @@ export const ErrorBody = Type.Object(
 /** The paging fields every list answer carries beside its items. */
 export const Page = { total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() };
 
+/** Offset paging of the lists that have totals: `limit` 1-200 (default 50), `offset` (default 0). */
+export const OffsetPaging = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'items per page' }),
+  offset: Type.Integer({ minimum: 0, default: 0, description: 'items to skip' }),
+});
+
 export const Timestamp = Type.String({ format: 'date-time' });
