@@ -19,9 +19,12 @@ const coercing = new Ajv({ allErrors: false, strict: false, verbose: true, forma
 /** A compiled check: the first problem of a value as a message, or null when it is valid. */
 export type BodyCheck = (body: unknown) => string | null;
 
-/** `fillDefaults`: missing fields with a default in the schema are set on the value checked. */
-export function compileBody(schema: object, opts: { fillDefaults?: boolean; root?: string } = {}): BodyCheck {
-  const validate = (opts.fillDefaults ? withDefaults : ajv).compile(schema);
+/**
+ * `fillDefaults`: missing fields with a default in the schema are set on the value checked.
+ * `closed`: a field the schema does not name is refused, by name (`topK` for `top_k` was ignored).
+ */
+export function compileBody(schema: object, opts: { fillDefaults?: boolean; root?: string; closed?: boolean } = {}): BodyCheck {
+  const validate = (opts.fillDefaults ? withDefaults : ajv).compile(opts.closed ? (closedSchema(schema) as object) : schema);
   return (body) => (validate(body) ? null : describe(validate.errors ?? [], opts.root ?? 'body'));
 }
 
@@ -44,6 +47,23 @@ export function compileText(schema: { properties?: Record<string, unknown> }, ro
 
 type Schema = Record<string, unknown>;
 
+/**
+ * A copy of `schema` in which every object that lists its properties and says nothing of others
+ * refuses others: the schema's own objects and those of its properties and items. Alternatives
+ * (anyOf, oneOf, allOf) are left open, as each names only part of the fields.
+ */
+function closedSchema(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const s = schema as Schema;
+  const out: Schema = { ...s };
+  if (s.properties && typeof s.properties === 'object') {
+    out.properties = Object.fromEntries(Object.entries(s.properties as Schema).map(([k, v]) => [k, closedSchema(v)]));
+    if (s.additionalProperties === undefined && s.patternProperties === undefined) out.additionalProperties = false;
+  }
+  if (s.items !== undefined) out.items = closedSchema(s.items);
+  return out;
+}
+
 /** The most specific error (the deepest path), described from the schema that refused it. */
 function describe(errors: ErrorObject[], root: string): string {
   if (errors.length === 0) return 'body is invalid';
@@ -55,7 +75,10 @@ function describe(errors: ErrorObject[], root: string): string {
   const path = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : '';
   const where = root === 'body' ? path || 'body' : path ? `${root}.${path}` : root;
   if (e.keyword === 'required') return `${where === 'body' ? '' : `${where}.`}${(e.params as { missingProperty: string }).missingProperty} is required`;
-  if (e.keyword === 'additionalProperties') return `${where} has an unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+  if (e.keyword === 'additionalProperties') {
+    const known = Object.keys(((e.parentSchema ?? {}) as Schema).properties ?? {});
+    return `${where} has an unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'${known.length ? ` (its fields: ${known.join(', ')})` : ''}`;
+  }
   return `${where} ${mustBe(e)}`;
 }
 

@@ -68,6 +68,17 @@ describe('a service with CORS for one origin', () => {
     expect(json.status).toBe(400);
   });
 
+  it('refuses a body field it does not know, by name, at the top and in nested objects', async () => {
+    const typo = await call(`/datasets/${dataset}/search`, { method: 'POST', body: JSON.stringify({ query: [1, 1], topK: 3 }) });
+    expect(typo.status).toBe(400);
+    expect((await typo.json()).message).toMatch(/^body has an unknown field 'topK' \(its fields: query, query_text, .*top_k/);
+    const nested = await call(`/datasets/${dataset}/insert`, { method: 'POST', body: JSON.stringify({ vectors: [{ id: 1, values: [1, 1], metdata: {} }] }) });
+    expect(nested.status).toBe(400);
+    expect((await nested.json()).message).toMatch(/^vectors\.0 has an unknown field 'metdata'/);
+    // Free-form maps stay free: metadata takes any key.
+    expect((await call(`/datasets/${dataset}/insert`, { method: 'POST', body: JSON.stringify({ vectors: [{ id: 9, values: [1, 1], metadata: { anything: 'goes' } }] }) })).status).toBe(200);
+  });
+
   it('answers errors in msgpack to a caller that accepts only msgpack', async () => {
     const res = await call('/datasets/nope/stats', { headers: { accept: 'application/vnd.msgpack' } });
     expect(res.status).toBe(404);

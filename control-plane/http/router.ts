@@ -124,7 +124,7 @@ export class Router {
         segments,
         paramAt,
         paramNames: paramAt.map((i) => segments[i]!.slice(1)),
-        check: r.body ? compileBody(r.body) : undefined,
+        check: r.body ? compileBody(r.body, { closed: true }) : undefined,
         queryCheck: r.query ? compileText(r.query, 'query') : undefined,
         headerCheck: r.headers ? compileText(r.headers, 'header') : undefined,
       };
