@@ -4,7 +4,8 @@
  *
  *   control-plane -> {answer, ingest} -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
  *
- * with errors/ below everything. Nothing imports control-plane; engine internals are reached
+ * with errors/ below everything, and client/ (the HTTP client) beside them, importing them as types
+ * only. Nothing else imports control-plane; engine internals are reached
  * through engine/index.ts only; the native addon is loaded by engine/native.ts only (a test
  * checks that, as the addon is not an import).
  */
@@ -20,6 +21,8 @@ const LAYERS = {
   ingest: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs'],
   answer: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval'],
   'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest', 'answer'],
+  // The HTTP client shares the service's types, never its code (rule client-types-only below).
+  client: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest', 'answer', 'control-plane'],
 };
 const ALL = Object.keys(LAYERS);
 
@@ -40,6 +43,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^(?!engine/)', pathNot: '^(bench|test)/' },
       to: { path: '^engine/', pathNot: '^engine/index\\.ts$' },
+    },
+    {
+      name: 'client-types-only',
+      comment: 'client/ runs in browsers and other services: it imports the other layers as types only',
+      severity: 'error',
+      from: { path: '^client/' },
+      to: { path: `^(${ALL.filter((l) => l !== 'client').join('|')})/`, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-circular',
