@@ -35,7 +35,15 @@ describe('examples', () => {
 
   it('examples/README.md lists every example', () => {
     const readme = readFileSync(join(EXAMPLES, 'README.md'), 'utf8');
-    for (const name of ['search.mjs', 'bulk-load.mjs', 'ingest-folder.mjs', 'sable.mjs']) expect(readme).toContain(`\`${name}`);
+    for (const name of ['search.mjs', 'bulk-load.mjs', 'ingest-folder.mjs', 'ask.mjs', 'sable.mjs']) expect(readme).toContain(`\`${name}`);
+  });
+
+  it('ask.mjs streams a cited answer through the typed client', async () => {
+    const r = await run('ask.mjs', [], env, dir);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^A: The lighthouse keeper climbs 217 steps every evening to light the lamp\. \[1\]/m);
+    expect(r.stdout).toMatch(/\[1\] lighthouse\.txt \(relevance 0\.\d+\)/);
   });
 
   it('search.mjs finds the pasta note for a cooking question, with its text, from the data directory key', async () => {
