@@ -79,11 +79,16 @@ describe('a service with CORS for one origin', () => {
     expect((await call(`/datasets/${dataset}/insert`, { method: 'POST', body: JSON.stringify({ vectors: [{ id: 9, values: [1, 1], metadata: { anything: 'goes' } }] }) })).status).toBe(200);
   });
 
-  it('answers errors in msgpack to a caller that accepts only msgpack', async () => {
+  it('answers in msgpack, errors included, on any route to a caller that accepts only msgpack', async () => {
     const res = await call('/datasets/nope/stats', { headers: { accept: 'application/vnd.msgpack' } });
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toBe('application/msgpack');
     expect(decode(new Uint8Array(await res.arrayBuffer()))).toMatchObject({ error: 'dataset_not_found' });
+    const list = await call('/datasets?limit=1', { headers: { accept: 'application/msgpack' } });
+    expect(list.headers.get('content-type')).toBe('application/msgpack');
+    expect(decode(new Uint8Array(await list.arrayBuffer()))).toMatchObject({ total: 1, limit: 1, offset: 0 });
+    // Naming JSON as well keeps JSON.
+    expect((await call('/datasets', { headers: { accept: 'application/msgpack, application/json' } })).headers.get('content-type')).toBe('application/json');
   });
 
   it('answers preflights of the allowed origin for every route, streams and uploads included, and refuses others', async () => {

@@ -179,9 +179,10 @@ export class Router {
 
   async handle(req: Request): Promise<{ response: Response; pattern: string; requestId: string }> {
     const requestId = requestIdOf(req);
-    const { response, pattern } = await this.answer(req, requestId);
+    const answered = await this.answer(req, requestId);
+    const response = wantsMsgpackOnly(req) ? asMsgpack(answered.response) : answered.response;
     response.headers = { ...response.headers, 'x-request-id': requestId };
-    return { response, pattern, requestId };
+    return { response, pattern: answered.pattern, requestId };
   }
 
   private async answer(req: Request, requestId: string): Promise<{ response: Response; pattern: string }> {
@@ -223,13 +224,23 @@ export class Router {
     } catch (e) {
       const response = errorResponse(e, requestId);
       if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed: request ${requestId}:`, e);
-      // A msgpack client reads its errors in msgpack too.
-      if (acceptsMsgpack(req.headers.accept) || (contentTypeOf(req) === MSGPACK && typeof response.body === 'string')) {
-        return { response: { ...response, headers: { ...response.headers, 'content-type': MSGPACK }, body: encodeMsgpack(JSON.parse(response.body as string)) }, pattern };
-      }
-      return { response, pattern };
+      // A client that sent msgpack reads its errors in msgpack too, unless it asks for JSON.
+      const json = (req.headers.accept ?? '').includes('application/json');
+      return { response: contentTypeOf(req) === MSGPACK && !json ? asMsgpack(response) : response, pattern };
     }
   }
+}
+
+/** The caller's Accept names msgpack and not JSON: every JSON answer of any route goes as msgpack. */
+function wantsMsgpackOnly(req: Request): boolean {
+  const accept = req.headers.accept;
+  return acceptsMsgpack(accept) && !accept!.includes('application/json');
+}
+
+/** A JSON answer re-encoded as msgpack (streams, pages and bytes are left as they are). */
+function asMsgpack(res: Response): Response {
+  if (typeof res.body !== 'string' || !(res.headers?.['content-type'] ?? '').startsWith('application/json')) return res;
+  return { ...res, headers: { ...res.headers, 'content-type': MSGPACK }, body: encodeMsgpack(JSON.parse(res.body)) };
 }
 
 /** A caller's X-Request-Id when it is a plain token (it goes into logs and headers), else a new one. */
