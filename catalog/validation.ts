@@ -67,6 +67,14 @@ function closedSchema(schema: unknown): unknown {
 /** The most specific error (the deepest path), described from the schema that refused it. */
 function describe(errors: ErrorObject[], root: string): string {
   if (errors.length === 0) return 'body is invalid';
+  // A union whose alternatives each fix one field (source_type): the alternative the value names says what is wrong.
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf') continue;
+    const picked = alternativeOf(e, errors);
+    if (picked === null) continue;
+    if (typeof picked === 'string') return `${root === 'body' ? '' : `${root}.`}${picked}`;
+    if (picked.length > 0) return describe(picked, root);
+  }
   const depth = (e: ErrorObject) => (e.instancePath === '' ? 0 : e.instancePath.split('/').length);
   const deepest = Math.max(...errors.map(depth));
   const candidates = errors.filter((e) => depth(e) === deepest);
@@ -80,6 +88,22 @@ function describe(errors: ErrorObject[], root: string): string {
     return `${where} has an unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'${known.length ? ` (its fields: ${known.join(', ')})` : ''}`;
   }
   return `${where} ${mustBe(e)}`;
+}
+
+/**
+ * For a union of objects that each fix a field to a constant: the errors of the alternative the
+ * value's field names, or what the field must be when it names none; null for other unions.
+ */
+function alternativeOf(e: ErrorObject, errors: ErrorObject[]): ErrorObject[] | string | null {
+  const branches = ((e.parentSchema ?? {}) as Schema)[e.keyword] as Schema[] | undefined;
+  const constOf = (b: Schema, k: string) => ((b.properties as Record<string, Schema> | undefined)?.[k]?.const as unknown);
+  const key = branches?.[0]?.properties ? Object.keys(branches[0].properties as Schema).find((k) => branches.every((b) => constOf(b, k) !== undefined)) : undefined;
+  if (!branches || key === undefined || typeof e.data !== 'object' || e.data === null) return null;
+  const value = (e.data as Record<string, unknown>)[key];
+  const i = branches.findIndex((b) => constOf(b, key) === value);
+  const at = e.instancePath ? `${e.instancePath.slice(1).replaceAll('/', '.')}.` : '';
+  if (i < 0) return `${at}${key} must be one of ${branches.map((b) => String(constOf(b, key))).join(', ')}`;
+  return errors.filter((x) => x.schemaPath.startsWith(`${e.schemaPath}/${i}/`));
 }
 
 function mustBe(e: ErrorObject): string {

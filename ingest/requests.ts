@@ -1,24 +1,35 @@
 /**
  * The bodies of the ingestion use-cases (sources, uploads to a source, jobs, schedules) and their
  * answers, as TypeBox schemas: the validator, the types the services take, the OpenAPI entries.
- * A source's `config` is checked by its type's schema (sources/types.ts) once the type is known.
+ * A new source's `config` is checked by its type's schema (sources/types.ts), picked by its type.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from '../catalog/json-schema.js';
 import { MAX_FILES_PER_JOB } from '../storage/object-store.js';
 import { DOCUMENT_STATUSES } from '../catalog/documents/store.js';
-import { SOURCE_TYPES } from './sources/types.js';
+import { SOURCE_CONFIGS, SOURCE_TYPES } from './sources/types.js';
 
 const Metadata = Type.Record(Type.String(), Type.Unknown());
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 
-export const SourceCreate = Type.Object({
-  source_type: StringEnum(SOURCE_TYPES),
-  name: Type.String({ minLength: 1, maxLength: 256 }),
-  config: Type.Record(Type.String(), Type.Unknown(), { description: "the type's config, checked by its schema: #/components/schemas/SourceConfig_<type>, also GET /ingestion/source-types/{type}" }),
-  description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
-  metadata: Type.Optional(Metadata),
-});
+/**
+ * A source of one of the nine types: `source_type` picks the alternative, and with it the schema
+ * of `config` (so a generated client types each config, and a refusal names the config's field).
+ */
+export const SourceCreate = Type.Union(
+  SOURCE_TYPES.map((t) =>
+    Type.Object(
+      {
+        source_type: Type.Literal(t),
+        name: Type.String({ minLength: 1, maxLength: 256 }),
+        config: SOURCE_CONFIGS[t],
+        description: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()])),
+        metadata: Type.Optional(Metadata),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+);
 export type SourceCreate = Static<typeof SourceCreate>;
 
 export const SourceValidate = Type.Object({ source_type: StringEnum(SOURCE_TYPES), config: Type.Record(Type.String(), Type.Unknown()) });

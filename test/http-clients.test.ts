@@ -75,6 +75,11 @@ describe('a service with CORS for one origin', () => {
     const nested = await call(`/datasets/${dataset}/insert`, { method: 'POST', body: JSON.stringify({ vectors: [{ id: 1, values: [1, 1], metdata: {} }] }) });
     expect(nested.status).toBe(400);
     expect((await nested.json()).message).toMatch(/^vectors\.0 has an unknown field 'metdata'/);
+    // A source's config is checked by the schema its source_type picks, and refusals name the field.
+    const source = (body: unknown) => call('/ingestion/sources', { method: 'POST', body: JSON.stringify(body) }).then(async (r) => [r.status, (await r.json()).message]);
+    expect(await source({ source_type: 'web', name: 'w', config: {} })).toEqual([400, 'config.start_urls is required']);
+    expect(await source({ source_type: 'web', name: 'w', config: { start_urls: ['https://a.test/'], max_depth: 99 } })).toEqual([400, 'config.max_depth must be an integer from 0 to 20']);
+    expect(await source({ source_type: 'ftp', name: 'w', config: {} })).toEqual([400, 'source_type must be one of web, s3, gcs, gdrive, github, gitlab, jira, confluence, file_upload']);
     // Free-form maps stay free: metadata takes any key.
     expect((await call(`/datasets/${dataset}/insert`, { method: 'POST', body: JSON.stringify({ vectors: [{ id: 9, values: [1, 1], metadata: { anything: 'goes' } }] }) })).status).toBe(200);
   });

@@ -20,8 +20,10 @@ const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /**
  * Redocly warnings the document keeps, each for a reason: the three operational routes answer no
- * 4XX at all, and the per-type source configs are published as components (clients fetch them
- * from GET /ingestion/source-types/{type} too) while `config` is typed per type in no body yet.
+ * 4XX at all; the per-type source configs are published as components (GET
+ * /ingestion/source-types/{type} answers the same schemas), while the body of POST
+ * /ingestion/sources inlines them, as generators read a `default` in a component as "always there"
+ * and would make every defaulted config field required.
  */
 const ALLOWED_WARNINGS = [
   /^operation-4xx-response #\/paths\/~1(healthz|metrics|openapi\.json)\/get\/responses$/,
@@ -102,8 +104,9 @@ const refused = await api.GET('/datasets', { params: { query: { limit: 500 } } }
 const answer = await api.POST('/intelligence/query', { body: { query: 'what is one?', dataset_ids: [id], stream: false } });
 const run = answer.data!.metadata.run_id as string;
 const events = await api.GET('/intelligence/runs/{runId}/events', { params: { path: { runId: run }, query: { after: 1 } } });
+const source = await api.POST('/ingestion/sources', { body: { source_type: 'web', name: 'site', config: { start_urls: ['https://docs.example.com/'] } } });
 const error: string | undefined = refused.error?.error;
-console.log(JSON.stringify({ top: found.data!.results[0].id, listed: page.data!.datasets.length, total: page.data!.total, refused: refused.response.status, error, events: events.data!.events.length > 0, status: events.data!.status }));
+console.log(JSON.stringify({ top: found.data!.results[0].id, listed: page.data!.datasets.length, total: page.data!.total, refused: refused.response.status, error, events: events.data!.events.length > 0, status: events.data!.status, maxDepth: source.data!.config.max_depth }));
 `,
     );
     writeFileSync(
@@ -112,6 +115,7 @@ console.log(JSON.stringify({ top: found.data!.results[0].id, listed: page.data!.
 import type { paths } from './api.js';
 const api = createClient<paths>({ baseUrl: 'http://x' });
 await api.GET('/datasets', { params: { query: { limit: 'ten' } } });
+await api.POST('/ingestion/sources', { body: { source_type: 'web', name: 'w', config: { start_urls: ['https://x'], max_depth: 'deep' } } });
 `,
     );
     const tsc = (file: string, emit: boolean) =>
@@ -124,8 +128,9 @@ await api.GET('/datasets', { params: { query: { limit: 'ten' } } });
       refusedType = String((e as { stdout?: string }).stdout);
     }
     expect(refusedType).toMatch(/bad\.ts\(4,\d+\): error TS2322/);
+    expect(refusedType).toMatch(/bad\.ts\(5,\d+\): error TS2322/);
     // Asynchronously: the service answers from this very process.
     const { stdout: out } = await promisify(execFile)(process.execPath, [join(work, 'out', 'client.js'), svc.url, svc.createdAdminKey!], { cwd: work, encoding: 'utf8', timeout: 30_000 });
-    expect(JSON.parse(out)).toEqual({ top: 1, listed: 1, total: 1, refused: 400, error: 'invalid_request', events: true, status: 'succeeded' });
+    expect(JSON.parse(out)).toEqual({ top: 1, listed: 1, total: 1, refused: 400, error: 'invalid_request', events: true, status: 'succeeded', maxDepth: 3 });
   }, 60_000);
 });
