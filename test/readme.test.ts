@@ -89,10 +89,11 @@ describe('README.md', () => {
       expect(stdout).toMatch(/^\/v1\/jobs\/[0-9a-f-]+$/m);
       for (const b of all.filter((x) => x.lang === 'js' && !x.notRun)) {
         const file = join(dir, `block-${b.line}.mjs`);
-        writeFileSync(file, b.code);
+        writeFileSync(file, b.code.replaceAll(/(localhost|127\.0\.0\.1):8080/g, `127.0.0.1:${port}`));
         const out = execFileSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
         expect(out, `README.md line ${b.line}`).not.toBe('');
         if (b.code.includes('searchBatch')) expect(out).toContain('[ 1, 2 ] exact');
+        if (b.code.includes('sable-retrieval/client')) expect(out).toMatch(/^crane\nThe harbour crane lifts twelve containers an hour\. \[1\]$/m);
       }
     } finally {
       // The background `npm start` of the first block, and the service it started.

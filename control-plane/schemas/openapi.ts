@@ -93,7 +93,8 @@ export function openApiDocument(routes: readonly Route[], opts: DocumentOptions)
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       description:
         'Datasets, vectors and search, bulk loads, ingestion (sources, jobs, schedules, documents), questions answered with citations (runs, sessions). Canonical paths are unprefixed; /v1/datasets... routes too. ' +
-        'Errors are {error, message} (plus the fields a code names; a 500 adds request_id); every answer carries X-Request-Id. ' +
+        'Errors are {error, message} (plus the fields a code names; a 500 adds request_id); every answer carries X-Request-Id; ' +
+        'a method a path does not take answers 405 method_not_allowed with Allow (the methods it takes). ' +
         'Lists page one way per kind: offset pages with totals (limit 1-200, offset) for the catalogs (datasets, sources, schedules, jobs, job files), ' +
         'a cursor for a dataset\'s documents (it grows while it is read), and the last `limit` items for sessions, messages and events. ' +
         'Codes and statuses: ' +
