@@ -82,6 +82,10 @@ describe('the OpenAPI document in the tools clients use', () => {
     expect(search.responses['404'].description).toBe('dataset_not_found');
     expect(search.responses['503'].headers['Retry-After']).toBeDefined();
     expect(doc.paths['/intelligence/query'].post.responses['200'].content).toHaveProperty(['text/event-stream']);
+    const events = doc.paths['/intelligence/runs/{runId}/events'].get;
+    expect(Object.keys(events.responses['200'].content).sort()).toEqual(['application/json', 'text/event-stream']);
+    expect(events.responses['204']).toBeDefined();
+    expect(events.security).toEqual([{ apiKey: [] }, { streamToken: [] }]);
     expect(doc.servers).toEqual([{ url: svc.url, description: 'this service' }]);
   });
 
@@ -116,6 +120,7 @@ import type { paths } from './api.js';
 const api = createClient<paths>({ baseUrl: 'http://x' });
 await api.GET('/datasets', { params: { query: { limit: 'ten' } } });
 await api.POST('/ingestion/sources', { body: { source_type: 'web', name: 'w', config: { start_urls: ['https://x'], max_depth: 'deep' } } });
+await api.POST('/datasets/{datasetId}/insert', { params: { path: { datasetId: 'd' } }, body: { vectors: [{ id: 1, values: 'not numbers' }] } });
 `,
     );
     const tsc = (file: string, emit: boolean) =>
@@ -129,6 +134,7 @@ await api.POST('/ingestion/sources', { body: { source_type: 'web', name: 'w', co
     }
     expect(refusedType).toMatch(/bad\.ts\(4,\d+\): error TS2322/);
     expect(refusedType).toMatch(/bad\.ts\(5,\d+\): error TS2322/);
+    expect(refusedType).toMatch(/bad\.ts\(6,\d+\): error TS2322/);
     // Asynchronously: the service answers from this very process.
     const { stdout: out } = await promisify(execFile)(process.execPath, [join(work, 'out', 'client.js'), svc.url, svc.createdAdminKey!], { cwd: work, encoding: 'utf8', timeout: 30_000 });
     expect(JSON.parse(out)).toEqual({ top: 1, listed: 1, total: 1, refused: 400, error: 'invalid_request', events: true, status: 'succeeded', maxDepth: 3 });
