@@ -225,8 +225,8 @@ export class Router {
       const response = errorResponse(e, requestId);
       if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed: request ${requestId}:`, e);
       // A client that sent msgpack reads its errors in msgpack too, unless it asks for JSON.
-      const json = (req.headers.accept ?? '').includes('application/json');
-      return { response: contentTypeOf(req) === MSGPACK && !json ? asMsgpack(response) : response, pattern };
+      const asksJson = (req.headers.accept ?? '').includes('application/json');
+      return { response: contentTypeOf(req) === MSGPACK && !asksJson ? asMsgpack(response) : response, pattern };
     }
   }
 }
