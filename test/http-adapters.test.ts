@@ -17,7 +17,13 @@ import { serve, type Served } from './support/serve.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
 const NO_UWS = join(__dirname, 'support', 'no-uws.cjs');
-const INTERNAL = { error: 'internal', message: 'internal error' };
+/** A 500 of the HTTP layer: the code, and the request id its log line names (body and header alike). */
+async function expectInternal(res: globalThis.Response): Promise<void> {
+  const body = await res.json();
+  const id = res.headers.get('x-request-id');
+  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(body).toEqual({ error: 'internal', message: `internal error (request ${id}: quote it to the operator, whose log has the cause)`, request_id: id });
+}
 
 /** Routes that fail in every way a handler can; `/ok` answers, to show the server still does. */
 function failingHandler(req: Request): Promise<Response> {
@@ -93,7 +99,7 @@ for (const adapter of ADAPTERS) {
         expect(res.status).toBe(500);
         expect(res.headers.get('content-type')).toBe('application/json');
         expect(res.headers.get('x-injected')).toBeNull();
-        expect(await res.json()).toEqual(INTERNAL);
+        await expectInternal(res);
         expect(logged.mock.calls.some((c) => String(c[0]).startsWith('sable:'))).toBe(true);
       });
     }
@@ -113,7 +119,7 @@ for (const adapter of ADAPTERS) {
     it('a streamed route whose handler throws: 500, the body is not read', async () => {
       const res = await fetch(url + '/upload-throws', { method: 'POST', body: Buffer.alloc(64 * 1024, 1) });
       expect(res.status).toBe(500);
-      expect(await res.json()).toEqual(INTERNAL);
+      await expectInternal(res);
     });
 
     it('a streamed answer whose source fails: the connection ends, the server serves on', async () => {

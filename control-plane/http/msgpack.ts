@@ -15,7 +15,8 @@ export function isMsgpackType(mediaType: string): boolean {
 
 /** Whether an Accept header names msgpack (any of its media types). */
 export function acceptsMsgpack(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
+  if (accept === undefined || !accept.includes('msgpack')) return false;
+  if (accept === MSGPACK) return true;
   for (const part of accept.split(',')) if (isMsgpackType(part.split(';')[0]!.trim().toLowerCase())) return true;
   return false;
 }

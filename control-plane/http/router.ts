@@ -177,16 +177,11 @@ export class Router {
     return methods.length > 0 ? { methods } : undefined;
   }
 
+  /** Every answer, errors included, carries the request's id (the caller's X-Request-Id, or a new one). */
   async handle(req: Request): Promise<{ response: Response; pattern: string; requestId: string }> {
     const requestId = requestIdOf(req);
-    const answered = await this.answer(req, requestId);
-    const response = wantsMsgpackOnly(req) ? asMsgpack(answered.response) : answered.response;
-    response.headers = { ...response.headers, 'x-request-id': requestId };
-    return { response, pattern: answered.pattern, requestId };
-  }
-
-  private async answer(req: Request, requestId: string): Promise<{ response: Response; pattern: string }> {
     let pattern = 'unmatched';
+    let response: Response;
     try {
       if (req.path.startsWith('/api/')) throw new SableError('not_found', `no route for ${req.method} ${req.path}`);
       const m = this.match(req.method, req.path);
@@ -216,20 +211,28 @@ export class Router {
       const msgpack = route.msgpack === true && (type === MSGPACK || acceptsMsgpack(req.headers.accept));
       const problem = route.check && !Buffer.isBuffer(body) ? route.check(body) : null;
       if (problem !== null) throw badRequest(problem);
-      const query = route.queryCheck?.((name) => req.query.get(name)) ?? { value: {}, problem: null };
-      if (query.problem !== null) throw badRequest(query.problem);
+      let query: Record<string, unknown> = NO_QUERY;
+      if (route.queryCheck) {
+        const checked = route.queryCheck((name) => req.query.get(name));
+        if (checked.problem !== null) throw badRequest(checked.problem);
+        query = checked.value;
+      }
       const headerProblem = route.headerCheck?.((name) => req.headers[name.toLowerCase()]).problem ?? null;
       if (headerProblem !== null) throw badRequest(headerProblem);
-      return { response: await route.handler({ req, params, caller, body, msgpack, query: query.value }), pattern };
+      response = await route.handler({ req, params, caller, body, msgpack, query });
     } catch (e) {
-      const response = errorResponse(e, requestId);
+      response = errorResponse(e, requestId);
       if (response.status === 500) console.error(`sable: ${req.method} ${req.path} failed: request ${requestId}:`, e);
       // A client that sent msgpack reads its errors in msgpack too, unless it asks for JSON.
-      const asksJson = (req.headers.accept ?? '').includes('application/json');
-      return { response: contentTypeOf(req) === MSGPACK && !asksJson ? asMsgpack(response) : response, pattern };
+      if (contentTypeOf(req) === MSGPACK && !(req.headers.accept ?? '').includes('application/json')) response = asMsgpack(response);
     }
+    if (wantsMsgpackOnly(req)) response = asMsgpack(response);
+    response.headers = { ...response.headers, 'x-request-id': requestId };
+    return { response, pattern, requestId };
   }
 }
+
+const NO_QUERY: Record<string, unknown> = Object.freeze({});
 
 /** The caller's Accept names msgpack and not JSON: every JSON answer of any route goes as msgpack. */
 function wantsMsgpackOnly(req: Request): boolean {

@@ -4,6 +4,7 @@
  * released dataset is `dataset_not_ready`), and the headers its details ask for. Every code of
  * the registry has a deliberate entry here; the type makes a missing one a compile error.
  */
+import { randomUUID } from 'node:crypto';
 import { ERROR_CODES, isErrorCode, SableError, type ErrorCode } from '../../errors/codes.js';
 import { json, type Response } from './types.js';
 
@@ -93,7 +94,8 @@ export function errorTable(): { code: ErrorCode; status: number; meaning: string
  * answer could not be written): its error's answer, and a bug's 500 is logged with its stack.
  */
 export function failedRequest(e: unknown): Response {
-  const out = errorResponse(e);
-  if (out.status === 500) console.error('sable: a request failed in the HTTP layer:', e);
-  return out;
+  const requestId = randomUUID();
+  const out = errorResponse(e, requestId);
+  if (out.status === 500) console.error(`sable: a request failed in the HTTP layer: request ${requestId}:`, e);
+  return { ...out, headers: { ...out.headers, 'x-request-id': requestId } };
 }

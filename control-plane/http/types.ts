@@ -1,4 +1,5 @@
 /** The HTTP shapes every adapter speaks; routes never see uWebSockets.js or node:http. */
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 export interface Request {
@@ -44,7 +45,7 @@ export interface ServerOptions {
 
 /** What an adapter answers when the body is over the limit: the route never runs. */
 export function tooLarge(limit: number): Response {
-  return json(413, { error: 'payload_too_large', message: `the request body exceeds ${limit} bytes` });
+  return json(413, { error: 'payload_too_large', message: `the request body exceeds ${limit} bytes` }, { 'x-request-id': randomUUID() });
 }
 
 export function json(status: number, value: unknown, headers: Record<string, string> = {}): Response {
