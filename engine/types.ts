@@ -1,4 +1,4 @@
-/** Public types of the embedded API (see decisions.md, "The embedded engine"). */
+/** Public types of the embedded API (README.md, "The embedded engine"). */
 import type { NativeReceiptPartition } from './native.js';
 import type { ColumnType, FilterOp, IndexType, Metric } from './vocabulary.js';
 

@@ -1,6 +1,6 @@
 /**
  * String ids map to integers with 64-bit FNV-1a over the UTF-8 bytes, masked to the low 53 bits
- * so the result is a safe JSON integer (decisions.md).
+ * so the result is a safe JSON integer (the API's id rule: README.md, "A first search with curl").
  */
 const OFFSET = 0xcbf29ce484222325n;
 const PRIME = 0x100000001b3n;
