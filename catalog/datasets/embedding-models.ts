@@ -1,14 +1,15 @@
 import { badRequest } from '../../errors/codes.js';
+import { LOCAL_MODEL } from '../../engine/index.js';
 /**
  * Embedding models the contract names and their dimensions. Until a deployment configures an
  * inference server for the `managed` models, a dataset created without `embedding` gets the local
  * all-MiniLM-L6-v2 model (384 dimensions), and says so.
  */
 
-export const LOCAL_DEFAULT = { provider: 'local', model: 'all-minilm-l6-v2', dim: 384 } as const;
+export const LOCAL_DEFAULT = { provider: 'local', model: LOCAL_MODEL.name, dim: LOCAL_MODEL.dim } as const;
 
 const KNOWN_DIMS: Record<string, number> = {
-  'all-minilm-l6-v2': 384,
+  [LOCAL_MODEL.name]: LOCAL_MODEL.dim,
   'text-embedding-3-small': 1536,
   'text-embedding-3-large': 3072,
   'embed-english-v3.0': 1024,

