@@ -48,6 +48,7 @@ export async function* resumingChunks(first: () => Promise<Response>, resume: (a
   let res: Response | null = await first();
   while (res !== null) {
     let progressed = false;
+    let dropped: unknown;
     try {
       for await (const frame of sseFrames(res.body!)) {
         const chunk = { ...(JSON.parse(frame.data) as Omit<StreamChunk, 'seq'>), seq: frame.id ?? last + 1 };
@@ -58,11 +59,11 @@ export async function* resumingChunks(first: () => Promise<Response>, resume: (a
         if (chunk.chunk_type === 'done') return;
       }
     } catch (e) {
-      if (failures + 1 > attempts) throw e;
+      dropped = e;
     }
     // The stream ended or dropped before `done`: pick up after the last chunk seen.
     failures = progressed ? 1 : failures + 1;
-    if (failures > attempts) throw new Error(`the answer's stream ended ${failures} times in a row without a new chunk`);
+    if (failures > attempts) throw dropped ?? new Error(`the answer's stream ended ${failures} times in a row without a new chunk`);
     await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** failures)));
     res = await resume(last);
   }

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { sentencesOf, normalize } from '../../answer/synthesis/sentences.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
+import { percentiles } from '../http/stats.js';
 import { readFrames } from '../../test/support/sse.js';
 import { callerOf, serve, type Served } from '../service.js';
 import { celeryHtml, debianHtml, debianSections, type QaCorpus, type QaQuestion } from './corpora.js';
@@ -79,10 +80,6 @@ interface Asked {
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
-}
 
 /** Passages in rank order: a passage is a document, or a section of one when the gold names sections. */
 function passageRank(chunks: Chunk[], gold: QaQuestion['gold']): number {
@@ -250,12 +247,18 @@ async function measure(s: Served, corpus: QaCorpus, limit: number) {
       markers,
       markersHeld: markers ? held / markers : 1,
     },
-    latency: { firstP50: quantile(first, 0.5), firstP99: quantile(first, 0.99), doneP50: quantile(done, 0.5), doneP99: quantile(done, 0.99) },
+    latency: latencyOf(first, done),
     peers,
     answers: asked,
     unanswered,
     unheld,
   };
+}
+
+function latencyOf(first: number[], done: number[]) {
+  const [firstP50, firstP99] = percentiles(Float64Array.from(first), [0.5, 0.99]);
+  const [doneP50, doneP99] = percentiles(Float64Array.from(done), [0.5, 0.99]);
+  return { firstP50, firstP99, doneP50, doneP99 };
 }
 
 type Figures = Awaited<ReturnType<typeof measure>>;

@@ -1,6 +1,8 @@
-// Reads a Server-Sent Events answer frame by frame: `id:` and `data:` lines up to a blank line
-// (comment lines skipped), the data parsed as JSON. `stopAfter` stops reading (and drops the
+// Reads a Server-Sent Events answer frame by frame, as the typed client does (its `sseFrames`),
+// the data parsed as JSON. `stopAfter` stops reading (and drops the
 // connection) after that many frames, as a client whose network went away.
+import { sseFrames } from '../../client/stream.js';
+
 export interface Frame {
   id: number | null;
   chunk_type: string;
@@ -10,33 +12,16 @@ export interface Frame {
 
 export async function readFrames(res: Response, opts: { stopAfter?: number; abort?: AbortController; onFrame?: (f: Frame) => void } = {}): Promise<Frame[]> {
   const frames: Frame[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reader = res.body!.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let id: number | null = null;
-      let data = '';
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id: ')) id = Number(line.slice(4));
-        else if (line.startsWith('data: ')) data += line.slice(6);
-      }
-      if (!data) continue;
-      frames.push({ id, ...JSON.parse(data) });
-      opts.onFrame?.(frames[frames.length - 1]);
-      if (opts.stopAfter !== undefined && frames.length >= opts.stopAfter) {
-        opts.abort?.abort();
-        await reader.cancel().catch(() => undefined);
-        return frames;
-      }
+  for await (const { id, data } of sseFrames(res.body!)) {
+    frames.push({ id, ...JSON.parse(data) });
+    opts.onFrame?.(frames[frames.length - 1]);
+    if (opts.stopAfter !== undefined && frames.length >= opts.stopAfter) {
+      opts.abort?.abort();
+      break;
     }
   }
+  // Stopped early: the connection goes, as a client's whose network went away.
+  await res.body!.cancel().catch(() => undefined);
   return frames;
 }
 
