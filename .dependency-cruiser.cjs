@@ -2,27 +2,33 @@
  * The layer rules of the tree, checked by `npm test` (npm run check:layers). Layers import
  * downward only:
  *
- *   control-plane -> {answer, ingest} -> {retrieval, jobs} -> {catalog, storage, outbound} -> workers -> engine -> native
+ *   control-plane -> {answer, ingest, bulk} -> {retrieval, jobs} -> {catalog, objects}
+ *     catalog -> engine -> native        objects -> outbound
  *
- * with errors/ below everything, and client/ (the HTTP client) beside them, importing them as types
- * only. Nothing else imports control-plane; engine internals are reached
- * through engine/index.ts only; the native addon is loaded by engine/native.ts only (a test
- * checks that, as the addon is not an import).
+ * with errors/ and contract/ (the schema toolkit and ajv: TypeBox helpers, validation, shared
+ * wire shapes) below everything, and client/ (the HTTP client) beside them, importing them as
+ * types only. The use-cases (answer, ingest, bulk) are peers: ingest may start jobs, none calls
+ * another. Nothing else imports control-plane; engine internals are reached through
+ * engine/index.ts only; the native addon is loaded by engine/native.ts only (a test checks that,
+ * as the addon is not an import). Work on other threads keeps a naming rule: a piscina pool
+ * lives in a `*-pool.ts` file and its thread's entry point in a `*-worker.ts` file, imported by
+ * nothing (its pool names it by URL; types may be shared).
  */
 const LAYERS = {
   errors: [],
+  contract: ['errors'],
   engine: ['errors'],
-  workers: ['errors', 'engine'],
   outbound: ['errors'],
-  storage: ['errors', 'outbound'],
-  catalog: ['errors', 'engine'],
-  retrieval: ['errors', 'engine', 'workers', 'outbound', 'catalog'],
-  jobs: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog'],
-  ingest: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs'],
-  answer: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval'],
-  'control-plane': ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest', 'answer'],
+  objects: ['errors', 'contract', 'outbound'],
+  catalog: ['errors', 'contract', 'engine'],
+  retrieval: ['errors', 'contract', 'engine', 'outbound', 'catalog'],
+  jobs: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog'],
+  bulk: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'jobs'],
+  ingest: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs'],
+  answer: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval'],
+  'control-plane': ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer'],
   // The HTTP client shares the service's types, never its code (rule client-types-only below).
-  client: ['errors', 'engine', 'workers', 'outbound', 'storage', 'catalog', 'retrieval', 'jobs', 'ingest', 'answer', 'control-plane'],
+  client: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'control-plane'],
 };
 const ALL = Object.keys(LAYERS);
 
@@ -50,6 +56,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^client/' },
       to: { path: `^(${ALL.filter((l) => l !== 'client').join('|')})/`, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'thread-entry-by-url',
+      comment: 'a *-worker.ts file runs on a pool thread: its pool loads it by URL, nothing imports its code',
+      severity: 'error',
+      from: {},
+      to: { path: '-worker\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'pools-in-pool-files',
+      comment: 'thread pools live in *-pool.ts files, named so',
+      severity: 'error',
+      from: { pathNot: '-pool\\.ts$' },
+      to: { path: 'node_modules/piscina/' },
     },
     {
       name: 'no-circular',

@@ -4,7 +4,7 @@
  * entries. Bounds are the contract's (top_k 1-50, max_steps 1-24, deadline_seconds 5-600).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Scalar, StringEnum } from '../catalog/json-schema.js';
+import { Scalar, StringEnum } from '../contract/json-schema.js';
 import { AdvancedFilter } from '../retrieval/requests.js';
 import { CHUNK_TYPES, RUN_STATUSES } from './runs/run.js';
 

@@ -3,7 +3,7 @@
  * appearance, so `[n]` is `sources[n-1]`) and top-level `chunks`, with metadata sanitized: no
  * storage keys, no payload references, no chunk text twice.
  */
-import type { Scalar } from '../catalog/json-schema.js';
+import type { Scalar } from '../contract/json-schema.js';
 import { openingHeadingsCut, type ExtractiveChunk } from './synthesis/extractive.js';
 import { visibleMetadata } from '../retrieval/vectors.js';
 import type { PreviewSigner } from './preview-ref.js';

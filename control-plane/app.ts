@@ -14,9 +14,11 @@ import { DatasetService } from '../catalog/datasets/service.js';
 import { loadMasterKey } from '../catalog/secrets/master-key.js';
 import { SecretStore } from '../catalog/secrets/store.js';
 import { ControlStore } from '../catalog/store.js';
-import { Engine } from '../engine/index.js';
-import { ParquetLoadHandler } from '../jobs/kinds/parquet-load.js';
-import { ParquetLoader } from '../jobs/kinds/parquet-file-loader.js';
+import { Engine, ShardPool } from '../engine/index.js';
+import { ParquetPool } from '../bulk/parquet/parquet-pool.js';
+import { ParsePool } from '../ingest/parse/parse-pool.js';
+import { ParquetLoadHandler } from '../bulk/parquet-load.js';
+import { ParquetLoader } from '../bulk/parquet-file-loader.js';
 import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
 import { JobRunner } from '../jobs/runner.js';
 import { Scheduler } from '../jobs/scheduler.js';
@@ -48,11 +50,10 @@ import { Embedder } from '../retrieval/embeddings/embedder.js';
 import { RerankProviders } from '../retrieval/rerank/providers.js';
 import { SearchService } from '../retrieval/search.js';
 import { VectorWrites } from '../retrieval/vectors.js';
-import { LocalObjectStore } from '../storage/local-store.js';
-import type { ObjectStore } from '../storage/object-store.js';
-import { S3ObjectStore } from '../storage/s3-store.js';
-import { UploadSigner } from '../storage/signer.js';
-import { ParquetPool, ParsePool, SearchPool } from '../workers/index.js';
+import { LocalObjectStore } from '../objects/local-store.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { S3ObjectStore } from '../objects/s3-store.js';
+import { UploadSigner } from '../objects/signer.js';
 import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { configError } from '../errors/codes.js';
@@ -107,7 +108,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const secrets = new SecretStore(store, masterKey);
   const createdAdminKey = await firstStart(store, config.dataDir);
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
-  const pool = new SearchPool({ threads: config.searchThreads });
+  const shards = new ShardPool({ threads: config.searchThreads });
   const metrics = new Metrics();
   const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
   const datasets = new DatasetService(store, engine, { managedEmbeddings: embedder.managedConfigured, provisionDelayMs: config.provisionDelayMs });
@@ -117,7 +118,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
   const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
-  const search = new SearchService(datasets, pool, embedder, rerank);
+  const search = new SearchService(datasets, shards, embedder, rerank);
   const writes = new VectorWrites(datasets, embedder);
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
@@ -232,7 +233,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     await runner.close();
     await parse.close();
     await parquet.close();
-    await pool.close();
+    await shards.close();
     await embedder.close();
     await engine.close();
     await store.close();

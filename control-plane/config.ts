@@ -12,7 +12,7 @@ import { configError } from '../errors/codes.js';
 import { DEFAULT_ENDPOINTS, PROVIDERS, type Provider, type ProviderSettings } from '../ingest/connections/providers.js';
 import type { EmbeddingSettings } from '../retrieval/embeddings/embedder.js';
 import type { RerankSettings } from '../retrieval/rerank/providers.js';
-import type { S3Settings } from '../storage/s3-store.js';
+import type { S3Settings } from '../objects/s3-store.js';
 
 export interface Config {
   host: string;

@@ -4,7 +4,7 @@ import { Dataset } from './dataset/dataset.js';
 import { checkPromotion, checkSla, DEFAULT_PROMOTION } from './dataset/settings.js';
 import { native } from './native.js';
 import { DEFAULT_SLA } from './sla.js';
-import { Storage, type DatasetManifest } from './storage.js';
+import { LmdbStore, type DatasetManifest } from './lmdb-store.js';
 import type { CreateDatasetOptions } from './types.js';
 import { checkColumnType, checkIndexType, checkMetric, type ColumnType, type Metric } from './vocabulary.js';
 
@@ -19,10 +19,10 @@ export class Engine {
   private readonly datasets = new Map<string, Dataset>();
   private closed = false;
 
-  private constructor(private readonly storage: Storage) {}
+  private constructor(private readonly storage: LmdbStore) {}
 
   static async open(options: EngineOptions = {}): Promise<Engine> {
-    const engine = new Engine(Storage.open(options.path));
+    const engine = new Engine(LmdbStore.open(options.path));
     for (const { value } of engine.storage.catalog.getRange()) {
       engine.datasets.set(value.name, await Dataset.open(engine.storage, value));
     }

@@ -1,5 +1,5 @@
 /** Public types of the embedded API (README.md, "The embedded engine"). */
-import type { NativeReceiptPartition } from './native.js';
+import type { NativeQueryOptions, NativeReceiptPartition, NativeResult } from './native.js';
 import type { ColumnType, FilterOp, IndexType, Metric } from './vocabulary.js';
 
 export type { ColumnType, FilterOp, IndexType, Metric } from './vocabulary.js';
@@ -58,6 +58,18 @@ export interface AdvancedFilter {
   op: FilterOp;
   value?: Scalar;
   values?: Scalar[];
+}
+
+/**
+ * Runs searches off the calling thread (the service's ShardPool on piscina threads): a search
+ * over more than `partitionsPerShard` segments is split into shards run in parallel here; a
+ * single shard runs on the libuv pool, batched with the searches of its event-loop turn.
+ */
+export interface ShardRunner {
+  /** Threads the runner has: a turn's batch of single-shard searches is split into as many tasks. */
+  readonly threads: number;
+  readonly partitionsPerShard: number;
+  runShard(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
 }
 
 export interface SearchOptions {

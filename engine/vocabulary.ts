@@ -15,6 +15,10 @@ export type IndexType = (typeof INDEX_TYPES)[number];
 export const COLUMN_TYPES = ['u32', 'i32', 'i64', 'f32', 'f64', 'string', 'bool'] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];
 
+/** A search's top-k: its ceiling, and the k of a search that names none. */
+export const MAX_TOP_K = 10_000;
+export const DEFAULT_TOP_K = 10;
+
 /** Operators of an advanced filter. */
 export const FILTER_OPS = ['eq', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];

@@ -4,8 +4,8 @@
  * A new source's `config` is checked by its type's schema (sources/types.ts), picked by its type.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum } from '../catalog/json-schema.js';
-import { MAX_FILES_PER_JOB } from '../storage/object-store.js';
+import { StringEnum } from '../contract/json-schema.js';
+import { MAX_FILES_PER_JOB } from '../objects/object-store.js';
 import { DOCUMENT_STATUSES } from '../catalog/documents/store.js';
 import { SOURCE_CONFIGS, SOURCE_TYPES } from './sources/types.js';
 

@@ -10,7 +10,7 @@ export const JOB_STATUSES = ['pending', 'running', 'completed', 'failed', 'cance
 export type JobStatus = (typeof JOB_STATUSES)[number];
 export const FILE_STATUSES = ['pending', 'processing', 'completed', 'failed', 'skipped'] as const;
 export type FileStatus = (typeof FILE_STATUSES)[number];
-/** What a job does: each kind has one handler (parquet: jobs/kinds/parquet-load.ts; ingest: ingest/pipeline/ingest-job.ts). */
+/** What a job does: each kind has one handler, living with its use-case (parquet: bulk/parquet-load.ts; ingest: ingest/pipeline/ingest-job.ts). */
 export const JOB_KINDS = ['parquet', 'ingest'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 

@@ -8,7 +8,7 @@
 import { SableError } from '../errors/codes.js';
 import type { JobErrorType } from '../errors/job-errors.js';
 import type { JobQueue } from './queue.js';
-import { UPLOAD_URL_SECONDS } from '../storage/object-store.js';
+import { UPLOAD_URL_SECONDS } from '../objects/object-store.js';
 import { failedFile, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
 
 export interface JobContext {

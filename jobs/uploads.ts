@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { badRequest, SableError } from '../errors/codes.js';
-import { UPLOAD_URL_SECONDS, type ObjectStore } from '../storage/object-store.js';
+import { UPLOAD_URL_SECONDS, type ObjectStore } from '../objects/object-store.js';
 import type { IdempotencyKey, JobQueue } from './queue.js';
 import { failedFile, newFile, queued, type FileRecord, type JobRecord } from './records.js';
 import { finish } from './runner.js';

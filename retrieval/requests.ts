@@ -4,8 +4,8 @@
  * entries. The retrieval use-cases take these types whoever calls them (HTTP, an answer planner).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Scalar, StringEnum } from '../catalog/json-schema.js';
-import { FILTER_OPS } from '../engine/index.js';
+import { Scalar, StringEnum } from '../contract/json-schema.js';
+import { FILTER_OPS, MAX_TOP_K } from '../engine/index.js';
 
 
 /** A JSON array of numbers, or (application/msgpack) a float32 binary. */
@@ -49,8 +49,6 @@ export const AdvancedFilter = Type.Object({
   values: Type.Optional(Type.Array(Scalar)),
 });
 
-/** Same ceiling as the engine's top-k. */
-export const MAX_TOP_K = 10_000;
 export const DEFAULT_MAX_DOCUMENTS = 100;
 export const MAX_MAX_DOCUMENTS = 1000;
 

@@ -8,16 +8,15 @@
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import type { DatasetService } from '../catalog/datasets/service.js';
 import { badRequest } from '../errors/codes.js';
-import type { Hit, Receipt } from '../engine/index.js';
-import type { SearchPool } from '../workers/index.js';
+import { DEFAULT_TOP_K, type Hit, type Receipt, type ShardRunner } from '../engine/index.js';
 import type { Embedder, EmbeddingTarget } from './embeddings/embedder.js';
 import { parseRerankOption } from './rerank/options.js';
 import type { RerankProviders } from './rerank/providers.js';
 import { applyRerank } from './rerank/rerank.js';
 import type { RerankStatus } from './rerank/types.js';
-import type { Scalar } from '../catalog/json-schema.js';
+import type { Scalar } from '../contract/json-schema.js';
 import type { SearchRequest } from './requests.js';
-import { checkDimension, visibleMetadata } from './vectors.js';
+import { visibleMetadata } from './vectors.js';
 
 export interface SearchResult {
   id: number;
@@ -48,7 +47,7 @@ type FusedFields = { dense_score: number | null; keyword_score: number; dense_co
 export class SearchService {
   constructor(
     private readonly datasets: DatasetService,
-    private readonly pool: SearchPool,
+    private readonly runner: ShardRunner,
     private readonly embedder: Embedder,
     private readonly rerank: RerankProviders,
   ) {}
@@ -61,13 +60,12 @@ export class SearchService {
     if (b.query_text === undefined && (b.embedding_model !== undefined || b.embedding_provider !== undefined)) {
       throw badRequest('embedding_model and embedding_provider apply to query_text only');
     }
-    if (b.query !== undefined) checkDimension(b.query, r.dim, 'query');
     // Hybrid per query, else the dataset's setting; it needs keyword text to search with.
     const keywordText = b.sparse_query ?? b.query_text;
     const hybrid = b.hybrid ?? (r.hybrid.enabled && keywordText !== undefined);
     if (hybrid && (keywordText === undefined || keywordText.trim() === '')) throw badRequest('hybrid search needs keyword text: send sparse_query');
     if (!b.query && b.query_text === undefined && !hybrid) throw badRequest('query (a vector) or query_text is required');
-    const topK = b.top_k ?? 10;
+    const topK = b.top_k ?? DEFAULT_TOP_K;
     // Providers are made per organization (their keys are its secrets): only when asked for.
     const providers = b.rerank === undefined || b.rerank === false ? undefined : this.rerank.providersFor(orgId);
     const rr = providers ? parseRerankOption(b.rerank, topK, { provider: this.rerank.defaultProvider, providers }) : null;
@@ -89,8 +87,8 @@ export class SearchService {
         ? (await this.embedder.embed(orgId, queryEmbedding(r, b), [b.query_text], 'query'))[0]
         : null;
     const searched: { hits: Hit[]; receipt: Receipt | null } = hybrid
-      ? await this.pool.hybridSearch(ds, query, keywordText!, { ...searchOptions, alpha: b.alpha ?? r.hybrid.alpha })
-      : await this.pool.search(ds, query!, searchOptions);
+      ? await ds.hybridSearch(query, keywordText!, { ...searchOptions, alpha: b.alpha ?? r.hybrid.alpha }, this.runner)
+      : await ds.searchDetailed(query!, searchOptions, this.runner);
     let hits = searched.hits;
     let rerankStatus: RerankStatus | undefined;
     let rerankScores: Map<number, number> | undefined;

@@ -9,7 +9,7 @@ import type { DatasetService } from '../catalog/datasets/service.js';
 import { badRequest, SableError } from '../errors/codes.js';
 import type { Metadata } from '../engine/index.js';
 import type { Embedder } from './embeddings/embedder.js';
-import type { Scalar } from '../catalog/json-schema.js';
+import type { Scalar } from '../contract/json-schema.js';
 import type { DeleteVectors, InsertVectors } from './requests.js';
 
 /** Metadata keys that point at storage and are never returned. */
@@ -82,7 +82,7 @@ export class VectorWrites {
   }
 }
 
-/** A vector's length against the dataset's dimension: the one check every write and query makes. */
+/** A written vector's length against the dataset's dimension, per vector so the error names it (queries are checked by the engine). */
 export function checkDimension(values: ArrayLike<number>, dim: number, what: string): void {
   if (values.length !== dim) throw badRequest(`${what} has ${values.length} values; the dataset dimension is ${dim}`);
 }

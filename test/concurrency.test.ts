@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Engine } from '../dist/engine/index.js';
-import { SearchPool } from '../dist/workers/index.js';
-import { SearchBatcher } from '../dist/workers/search-batcher.js';
+import { Engine, ShardPool } from '../dist/engine/index.js';
+import { SearchBatcher } from '../dist/engine/dataset/batcher.js';
+import { plan } from '../dist/engine/dataset/search.js';
 import { clustered, row } from './support/data.js';
 
 const DIM = 32;
 
 describe('concurrency', async () => {
   const engine = await Engine.open({});
-  const pool = new SearchPool({ threads: 2, partitionsPerShard: 1 });
+  const pool = new ShardPool({ threads: 2, partitionsPerShard: 1 });
   afterAll(async () => {
     await pool.close();
     await engine.close();
@@ -29,7 +29,7 @@ describe('concurrency', async () => {
     for (let q = 0; q < 20; q++) {
       const query = row(data, DIM, q * 97);
       const local = await ds.search(query, { topK: 10 });
-      const { hits, receipt } = await pool.search(ds, query, { topK: 10 });
+      const { hits, receipt } = await ds.searchDetailed(query, { topK: 10 }, pool);
       expect(hits).toEqual(local);
       expect(hits[0].id).toBe(q * 97);
       // Four sealed shards searched; the empty growing partition is listed with strategy "none".
@@ -43,14 +43,14 @@ describe('concurrency', async () => {
     const data = clustered(3000, DIM, 5);
     await ds.upsert(Array.from({ length: 3000 }, (_, i) => i), data, Array.from({ length: 3000 }, (_, i) => ({ n: i % 7 })));
     await ds.flush();
-    const single = new SearchPool({ threads: 2 });
+    const single = new ShardPool({ threads: 2 });
     try {
       // 60 searches in one turn: same knobs batch together, others (top_k, nprobe, filters) apart.
       const asks = Array.from({ length: 60 }, (_, i) => ({
         query: row(data, DIM, i * 41),
         opts: { topK: 1 + (i % 3) * 5, ...(i % 4 === 1 ? { nprobe: 2 } : {}), ...(i % 5 === 2 ? { advancedFilters: [{ field: 'n', op: 'eq' as const, value: i % 7 }] } : {}) },
       }));
-      const answers = await Promise.all(asks.map((a) => single.search(ds, a.query, a.opts)));
+      const answers = await Promise.all(asks.map((a) => ds.searchDetailed(a.query, a.opts, single)));
       for (let i = 0; i < asks.length; i++) {
         const alone = await ds.searchDetailed(asks[i].query, asks[i].opts);
         expect(answers[i].hits, `search ${i}`).toEqual(alone.hits);
@@ -58,12 +58,13 @@ describe('concurrency', async () => {
         expect(answers[i].receipt.partitions.map((p) => p.nprobe)).toEqual(alone.receipt.partitions.map((p) => p.nprobe));
       }
       // A bad query fails alone; the others of its turn answer.
-      const mixed = await Promise.allSettled([single.search(ds, row(data, DIM, 1), { topK: 3 }), single.search(ds, new Float32Array(DIM + 1), { topK: 3 }), single.search(ds, row(data, DIM, 2), { topK: 3 })]);
+      const mixed = await Promise.allSettled([ds.searchDetailed(row(data, DIM, 1), { topK: 3 }, single), ds.searchDetailed(new Float32Array(DIM + 1), { topK: 3 }, single), ds.searchDetailed(row(data, DIM, 2), { topK: 3 }, single)]);
       expect(mixed.map((m) => m.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       // Options the binding refuses before it starts (it throws, where a search rejects): the
       // batch's turn ran them in a setImmediate callback, and the throw ended the process.
       const batcher = new SearchBatcher(2);
-      const { handles, options } = ds.plan({ topK: 3 });
+      // The engine's own plan of this search (its state is private to the embedded API).
+      const { handles, options } = plan((ds as unknown as { core: Parameters<typeof plan>[0] }).core, { topK: 3 });
       const refused = await Promise.allSettled([batcher.search(handles, row(data, DIM, 3), { ...options, nprobe: 2e9 }), batcher.search(handles, row(data, DIM, 4), options)]);
       expect(refused.map((m) => m.status)).toEqual(['rejected', 'fulfilled']);
       expect((refused[0] as PromiseRejectedResult).reason.message).toMatch(/out of range/);
@@ -94,7 +95,7 @@ describe('concurrency', async () => {
         const id = Math.max(0, written - 1 - r * 7);
         const viaPool = r % 2 === 0;
         const q = row(data, DIM, id);
-        const hits = viaPool ? (await pool.search(ds, q, { topK: 5 })).hits : await ds.search(q, { topK: 5 });
+        const hits = viaPool ? (await ds.searchDetailed(q, { topK: 5 }, pool)).hits : await ds.search(q, { topK: 5 });
         expect(hits.length).toBe(5);
         // Acknowledged rows are searchable at once, wherever they are in their lifecycle.
         expect(hits[0].score).toBeCloseTo(0, 4);

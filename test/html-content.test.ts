@@ -3,7 +3,7 @@
 // its generator writes, around the same content. bench:html measures the same on real Sphinx
 // pages against their sources.
 import { describe, expect, it } from 'vitest';
-import { parseHtml } from '../dist/workers/parse/formats/html.js';
+import { parseHtml } from '../dist/ingest/parse/formats/html.js';
 
 const CONTENT = '<p>To copy a file, call shutil.copyfile with the source and the destination.</p>';
 const CODE = '<pre>import shutil\nshutil.copyfile("a", "b")</pre>';

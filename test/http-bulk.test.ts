@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { UploadSigner } from '../dist/storage/signer.js';
+import { UploadSigner } from '../dist/objects/signer.js';
 import { ControlStore } from '../dist/catalog/store.js';
 import { LmdbJobQueue } from '../dist/jobs/lmdb-queue.js';
 import { parquetBytes, type VectorBatch } from '../dist/bench/bulk/parquet-writer.js';

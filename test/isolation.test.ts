@@ -25,7 +25,7 @@ import { SessionTokens } from '../dist/control-plane/auth/sessions.js';
 import { createKey, ensureOrg, hashKey, lookupKey } from '../dist/control-plane/auth/keys.js';
 import { ControlStore } from '../dist/catalog/store.js';
 import { ConnectionStore } from '../dist/ingest/connections/store.js';
-import { UploadSigner } from '../dist/storage/signer.js';
+import { UploadSigner } from '../dist/objects/signer.js';
 import { startJira } from './peers/jira.js';
 import { startLeakyPeer } from './support/leaky-peer.js';
 import { recorder, serveRecorded, type Answer, type RecordedService } from './support/recorded.js';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { KeywordIndex } from '../dist/engine/keyword/bm25.js';
 import { rebuildKeywordIndex } from '../dist/engine/keyword/persist.js';
 import { stem, tokenize } from '../dist/engine/keyword/tokenize.js';
-import { Storage } from '../dist/engine/storage.js';
+import { LmdbStore } from '../dist/engine/lmdb-store.js';
 
 /** The BM25 contribution of one term to one document, straight from the formula. */
 function bm25(tf: number, dl: number, df: number, n: number, avgdl: number): number {
@@ -207,7 +207,7 @@ describe('rebuildKeywordIndex', () => {
   it('rebuilds from the text field of stored metadata, for one dataset only', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sable-kw-'));
     dirs.push(dir);
-    const storage = Storage.open(dir);
+    const storage = LmdbStore.open(dir);
     try {
       await storage.write(() => {
         storage.meta.put([7, 1], { text: 'The cat sat on the mat', tag: 'a' });

@@ -1,4 +1,4 @@
-// The Parquet footer codec (workers/parquet/thrift-compact.ts) and the one-row-group files built
+// The Parquet footer codec (bulk/parquet/thrift-compact.ts) and the one-row-group files built
 // from it (row-group-file.ts), which let files of 4 GiB and more be read: a footer decoded and
 // encoded again is byte-identical, and each row group read through its own small file holds the
 // rows the whole file holds there.
@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
 import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
-import { Reader, Writer } from '../dist/workers/parquet/thrift-compact.js';
-import { readFooter, rowGroupFile, rowGroupRows } from '../dist/workers/parquet/row-group-file.js';
+import { Reader, Writer } from '../dist/bulk/parquet/thrift-compact.js';
+import { readFooter, rowGroupFile, rowGroupRows } from '../dist/bulk/parquet/row-group-file.js';
 
 function inMemory(bytes: Uint8Array) {
   return { size: bytes.length, read: async (a: number, b: number) => Uint8Array.from(bytes.subarray(a, b)) };

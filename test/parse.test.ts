@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localTokenizer } from '../dist/engine/index.js';
-import { ParsePool } from '../dist/workers/index.js';
+import { ParsePool } from '../dist/ingest/parse/parse-pool.js';
 import { chunkingFor } from '../dist/ingest/pipeline/budget.js';
-import { parseBytes } from '../dist/workers/parse/parse.js';
+import { parseBytes } from '../dist/ingest/parse/parse.js';
 import { docxOf, encryptedPdf, oleContainer, pdfOf, pdfWithoutText, prose, xlsxOf, zipBomb, zipOf } from './support/documents.js';
 
 const LOCAL = chunkingFor('local');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../dist/engine/index.js';
-import { Storage } from '../dist/engine/storage.js';
+import { LmdbStore } from '../dist/engine/lmdb-store.js';
 import { clustered, row } from './support/data.js';
 
 const DIM = 24;
@@ -180,7 +180,7 @@ describe('persistence', () => {
     await engine.close();
     // What a delete of rows 7 and 8 while their partition was growing left behind before the fix:
     // the snapshot still holds them live, LMDB holds neither them nor their membership.
-    const storage = Storage.open(dir);
+    const storage = LmdbStore.open(dir);
     const [sealed] = [...storage.parts.getRange({ start: [uid], end: [uid, '\uffff'] })].map((e) => e.value).filter((r) => r.state === 'sealed');
     const members = storage.sealedIds(uid, sealed).filter((id) => id !== 7 && id !== 8);
     await storage.write(() => {

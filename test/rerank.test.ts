@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { errorResponse } from '../dist/control-plane/http/status.js';
-import { compileBody } from '../dist/catalog/validation.js';
+import { compileBody } from '../dist/contract/validation.js';
 import { SearchRequest } from '../dist/retrieval/requests.js';
 import { SableError } from '../dist/errors/codes.js';
 import { HttpRerankProvider } from '../dist/retrieval/rerank/http-provider.js';

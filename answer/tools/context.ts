@@ -3,7 +3,7 @@
  * the caller's filters (authorization: every tool adds them to what it reads), the run's abort
  * signal, and the chunks gathered so far, which become the answer's sources.
  */
-import type { Scalar } from '../../catalog/json-schema.js';
+import type { Scalar } from '../../contract/json-schema.js';
 import type { AdvancedFilter } from '../../engine/index.js';
 import type { DatasetView } from '../plan/dataset-view.js';
 

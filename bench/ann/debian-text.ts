@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { parseHtml } from '../../workers/parse/formats/html.js';
+import { parseHtml } from '../../ingest/parse/formats/html.js';
 import { debOf, downloadDebs } from '../debian-debs.js';
 import { ensureDir, paths } from './paths.js';
 

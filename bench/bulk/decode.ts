@@ -1,12 +1,12 @@
 // The decode ceiling: reads a Parquet vectors file with parquet-wasm alone, one row group at a
 // time, down to the vector column's Float32Array, and prints one JSON line. Run in its own
 // process by run.ts so its memory is its own. Files of 4 GiB and more go through one-row-group
-// files (Node's openAsBlob reports their size modulo 2^32; see workers/parquet/row-group-file.ts).
+// files (Node's openAsBlob reports their size modulo 2^32; see bulk/parquet/row-group-file.ts).
 import { openAsBlob, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
-import { fileAccess, readFooter, rowGroupFile } from '../../workers/parquet/row-group-file.js';
+import { fileAccess, readFooter, rowGroupFile } from '../../bulk/parquet/row-group-file.js';
 import { memoryOf } from './proc-memory.js';
 
 const path = process.argv[2];

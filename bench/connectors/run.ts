@@ -28,7 +28,7 @@ import { GitLabConnector } from '../../ingest/connectors/gitlab.js';
 import { GoogleTokens } from '../../ingest/connectors/google-auth.js';
 import { JiraConnector } from '../../ingest/connectors/jira.js';
 import { WebConnector } from '../../ingest/connectors/web.js';
-import { ParsePool } from '../../workers/index.js';
+import { ParsePool } from '../../ingest/parse/parse-pool.js';
 import { startConfluence } from '../../test/peers/confluence.js';
 import { startGoogle } from '../../test/peers/gcs.js';
 import { startGitHub } from '../../test/peers/github.js';

@@ -2,7 +2,7 @@
 //
 // Sphinx HTML in Debian's documentation packages ships each page's reStructuredText source
 // (`_sources/<page>.txt` or `.rst.txt`): the exact main content of the page. Every page is parsed
-// and chunked as ingestion does (workers/parse/parse-worker.ts, the local model's chunking), and
+// and chunked as ingestion does (ingest/parse/parse-worker.ts, the local model's chunking), and
 // each chunk's words are looked up in its page's source. A word that is not in the source came
 // from the page's chrome: navigation, sidebars, footers, permalink glyphs, "previous / next".
 // Pages whose text comes from elsewhere (autodoc, include, literalinclude) are not scored.
@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type Dirent } from 'node:fs';
 import { cpus } from 'node:os';
 import { basename, join, sep } from 'node:path';
-import parse from '../../workers/parse/parse-worker.js';
+import parse from '../../ingest/parse/parse-worker.js';
 import { chunkingFor } from '../../ingest/pipeline/budget.js';
 import { gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';

@@ -1,14 +1,13 @@
 // The in-process side: the same dataset built with the embedded engine in the benchmark's own
 // process, its searchBatch throughput (the comparison the HTTP figures are divided by), and the
-// diagnosis measurements that need no HTTP: the worker-thread hop (the service's SearchPool),
+// diagnosis measurements that need no HTTP: the off-thread hop (the service's ShardPool),
 // metadata reads per hit, and the per-request costs of the service's parse/validate/encode steps.
 import { performance } from 'node:perf_hooks';
 import { Ajv } from 'ajv';
 import { hashKey } from '../../control-plane/auth/keys.js';
 import { decodeMsgpack, encodeMsgpack } from '../../control-plane/http/msgpack.js';
 import { SearchRequest } from '../../retrieval/requests.js';
-import { Engine, type Dataset } from '../../engine/index.js';
-import type { SearchPool } from '../../workers/index.js';
+import { Engine, type Dataset, type ShardPool } from '../../engine/index.js';
 import { searchBody } from './bodies.js';
 import { machineTimes, threadTimes } from './procstat.js';
 import { mean, percentiles } from './stats.js';
@@ -172,11 +171,11 @@ export async function closedLoop(
   };
 }
 
-/** The service's search path without HTTP: SearchPool.search (worker hop, then ds.hits). */
-export function poolSearch(ds: Dataset, pool: SearchPool, queries: Float32Array, topK: number): (i: number) => Promise<unknown> {
+/** The service's search path without HTTP: the engine's search on the service's ShardPool. */
+export function poolSearch(ds: Dataset, pool: ShardPool, queries: Float32Array, topK: number): (i: number) => Promise<unknown> {
   const nq = queries.length / ds.dim;
   const qs = Array.from({ length: nq }, (_, i) => queries.slice(i * ds.dim, (i + 1) * ds.dim));
-  return (i) => pool.search(ds, Float32Array.from(qs[i % nq]!), { topK, includeMetadata: true });
+  return (i) => ds.searchDetailed(Float32Array.from(qs[i % nq]!), { topK, includeMetadata: true }, pool);
 }
 
 /** Dataset.searchDetailed on this thread (no hop), metadata included. */

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_FLAGS } from '../../control-plane/node-flags.js';
-import { SearchPool } from '../../workers/index.js';
+import { ShardPool } from '../../engine/index.js';
 import { loadSet, readMeta, SYNTHETIC, SyntheticGenerator } from '../ann/datasets.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
@@ -645,13 +645,13 @@ async function main(): Promise<void> {
         runs.push(await loadRun(lg, server, b.spec(server.ready.port, { ...d, format, concurrency: c }), 'diag', `search ${format}, 1 search thread`, first.name, 1));
       }
       await server.close();
-      // Without HTTP, in this process: the search inline, through the service's SearchPool (the
-      // worker hop), and through the service's whole handler (Router.handle) on its data.
+      // Without HTTP, in this process: the search inline, through the service's ShardPool (the
+      // batched libuv hop), and through the service's whole handler (Router.handle) on its data.
       const poolRuns: PoolResult[] = [];
       poolRuns.push(await closedLoop('Dataset.searchDetailed on the main thread (no hop)', 1, d, inlineSearch(built.ds, data.queries, P.topK)));
-      const pool = new SearchPool({ threads: P.threads });
+      const pool = new ShardPool({ threads: P.threads });
       for (const pc of [1, 16]) {
-        poolRuns.push(await closedLoop('SearchPool.search (worker hop, then metadata reads)', pc, d, poolSearch(built.ds, pool, data.queries, P.topK)));
+        poolRuns.push(await closedLoop('Dataset.searchDetailed on the ShardPool (off-thread hop, then metadata reads)', pc, d, poolSearch(built.ds, pool, data.queries, P.topK)));
       }
       await pool.close();
       const handler = await openHandler(dataDir, P.threads);

@@ -14,7 +14,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalEmbeddingModel } from '../../engine/index.js';
 import { chunkingFor } from '../../ingest/pipeline/budget.js';
-import { ParsePool } from '../../workers/index.js';
+import { ParsePool } from '../../ingest/parse/parse-pool.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { Rng } from '../ann/rng.js';

@@ -1,6 +1,6 @@
 /**
  * The API's dataset object as stored in the control store (the engine keeps its own manifest of
- * the dataset's vectors: engine/storage.ts, DatasetManifest).
+ * the dataset's vectors: engine/lmdb-store.ts, DatasetManifest).
  */
 import type { ColumnType, IndexType, Metric, TuningInEffect } from '../../engine/index.js';
 

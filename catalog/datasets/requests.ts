@@ -1,7 +1,7 @@
 /** Bodies of the dataset catalog's use-cases as schemas: validator, types and OpenAPI in one. */
 import { Type, type Static } from '@sinclair/typebox';
 import { METRICS } from '../../engine/index.js';
-import { StringEnum } from '../json-schema.js';
+import { StringEnum } from '../../contract/json-schema.js';
 
 /** Declared types are checked (and aliases normalised) by schema.ts. */
 const SchemaField = Type.Object({ name: Type.String(), type: Type.String() });

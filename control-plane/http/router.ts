@@ -9,7 +9,7 @@ import { parseJsonWithVector } from './json-vector.js';
 import { acceptsMsgpack, decodeMsgpack, encodeMsgpack, isMsgpackType, MSGPACK } from './msgpack.js';
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
-import { compileBody, compileText, type BodyCheck, type TextCheck } from '../../catalog/validation.js';
+import { compileBody, compileText, type BodyCheck, type TextCheck } from '../../contract/validation.js';
 
 /** key and admin: an API key (X-API-Key); session: a dashboard session token (Authorization: Bearer). */
 export type Auth = 'none' | 'key' | 'admin' | 'session';

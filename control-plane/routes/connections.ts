@@ -4,7 +4,7 @@
  * identifies the connection), which answers a small page for the person who consented.
  */
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../../catalog/json-schema.js';
+import { StringEnum } from '../../contract/json-schema.js';
 import { PROVIDERS, serves } from '../../ingest/connections/providers.js';
 import type { ConnectionService } from '../../ingest/connections/service.js';
 import { CONNECTION_STATUSES } from '../../ingest/connections/store.js';

@@ -4,7 +4,7 @@ import { checkedTuning, engineTuning, type DatasetService } from '../../catalog/
 import { badRequest } from '../../errors/codes.js';
 import type { SlaStatus } from '../../engine/index.js';
 import { route, type Route } from '../http/router.js';
-import { OffsetPaging } from '../schemas/common.js';
+import { OffsetPaging } from '../../contract/common.js';
 import { json } from '../http/types.js';
 import * as S from '../schemas/datasets.js';
 

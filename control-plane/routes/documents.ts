@@ -1,7 +1,7 @@
 /** A dataset's document catalog: cursor pages and downloads of originals. */
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../../catalog/json-schema.js';
+import { StringEnum } from '../../contract/json-schema.js';
 import { DOCUMENT_STATUSES } from '../../catalog/documents/store.js';
 import type { DocumentService } from '../../ingest/documents/service.js';
 import * as I from '../../ingest/requests.js';

@@ -2,10 +2,10 @@
 import { Type } from '@sinclair/typebox';
 import { SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import { StringEnum } from '../../catalog/json-schema.js';
+import { StringEnum } from '../../contract/json-schema.js';
 import { FILE_STATUSES, publicFile, publicJob, statisticsOf, type FileStatus, type JobRecord } from '../../jobs/records.js';
 import type { JobRunner } from '../../jobs/runner.js';
-import { OffsetPaging } from '../schemas/common.js';
+import { OffsetPaging } from '../../contract/common.js';
 import type { IngestJobs } from '../../ingest/jobs.js';
 import * as I from '../../ingest/requests.js';
 import { route, type Route } from '../http/router.js';

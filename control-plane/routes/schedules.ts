@@ -3,7 +3,7 @@ import type { JobQueue } from '../../jobs/queue.js';
 import { publicJob } from '../../jobs/records.js';
 import * as I from '../../ingest/requests.js';
 import type { ScheduleService } from '../../ingest/schedules/service.js';
-import { OffsetPaging } from '../schemas/common.js';
+import { OffsetPaging } from '../../contract/common.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import * as S from '../schemas/uploads.js';

@@ -5,7 +5,7 @@ import type { IngestJobs } from '../../ingest/jobs.js';
 import * as I from '../../ingest/requests.js';
 import type { SourceService } from '../../ingest/sources/service.js';
 import { secretFields, SOURCE_CONFIGS, SOURCE_TYPE_NAMES, SOURCE_TYPES, SUPPORTS_AUTH, type SourceType } from '../../ingest/sources/types.js';
-import { OffsetPaging } from '../schemas/common.js';
+import { OffsetPaging } from '../../contract/common.js';
 import { route, type Route } from '../http/router.js';
 import { json, type Request } from '../http/types.js';
 import * as S from '../schemas/uploads.js';

@@ -6,8 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { INDEX_TYPES, METRICS } from '../../engine/index.js';
 import { MAX_KNOB, TuningFields } from '../../catalog/datasets/requests.js';
-import { StringEnum } from '../../catalog/json-schema.js';
-import { Page, Timestamp } from './common.js';
+import { StringEnum } from '../../contract/json-schema.js';
+import { Page, Timestamp } from '../../contract/common.js';
 
 export { CreateDataset, PatchSchema } from '../../catalog/datasets/requests.js';
 

@@ -12,7 +12,7 @@ import * as ingestRequests from '../../ingest/requests.js';
 import * as retrievalRequests from '../../retrieval/requests.js';
 import type { Route } from '../http/router.js';
 import { ERROR_ANSWERS, errorTable } from '../http/status.js';
-import * as common from './common.js';
+import * as common from '../../contract/common.js';
 import * as datasetSchemas from './datasets.js';
 import * as uploadSchemas from './uploads.js';
 

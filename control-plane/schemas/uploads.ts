@@ -1,9 +1,9 @@
 /** Bodies and answers of the bulk-upload and job routes (TypeBox: validation, types, OpenAPI). */
 import { Type, type Static } from '@sinclair/typebox';
 import { FILE_STATUSES, JOB_STATUSES } from '../../jobs/records.js';
-import { StringEnum } from '../../catalog/json-schema.js';
-import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, UPLOAD_URL_SECONDS } from '../../storage/object-store.js';
-import { Page, Timestamp } from './common.js';
+import { StringEnum } from '../../contract/json-schema.js';
+import { MAX_FILE_BYTES, MAX_FILES_PER_JOB, UPLOAD_URL_SECONDS } from '../../objects/object-store.js';
+import { Page, Timestamp } from '../../contract/common.js';
 
 export const UploadInit = Type.Object(
   {

@@ -14,7 +14,7 @@ import type { KeywordIndex } from '../keyword/bm25.js';
 import { native } from '../native.js';
 import type { Partition } from '../partition.js';
 import { SlaTuner } from '../sla.js';
-import type { DatasetManifest, Storage } from '../storage.js';
+import type { DatasetManifest, LmdbStore } from '../lmdb-store.js';
 import type { WaitingWrite } from './write-groups.js';
 
 export class DatasetCore {
@@ -54,7 +54,7 @@ export class DatasetCore {
   private backgroundError: Error | null = null;
 
   constructor(
-    readonly storage: Storage,
+    readonly storage: LmdbStore,
     readonly manifest: DatasetManifest,
   ) {
     this.ctx = { types: manifest.columns, dictionaries: new Map() };

@@ -4,8 +4,7 @@
  * search, hybrid, settings) over the state they share (core.ts).
  */
 import type { FusedHit } from '../fusion.js';
-import type { NativeResult } from '../native.js';
-import type { DatasetManifest, Storage } from '../storage.js';
+import type { DatasetManifest, LmdbStore } from '../lmdb-store.js';
 import type {
   AdvancedFilter,
   BatchSearchOptions,
@@ -17,12 +16,13 @@ import type {
   Scalar,
   SearchOptions,
   SlaConfig,
+  ShardRunner,
   SlaStatus,
 } from '../types.js';
 import type { ColumnType, IndexType, Metric } from '../vocabulary.js';
 import { compact } from './compaction.js';
 import { DatasetCore } from './core.js';
-import { hybridSearch, keywordSearch, scoreIds, type DenseSearch } from './hybrid.js';
+import { hybridSearch, keywordSearch, scoreIds } from './hybrid.js';
 import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, startAgeTimer, startGrowing } from './partitions.js';
 import { admits, columnValues, matching, type Matching } from './scan.js';
 import * as search from './search.js';
@@ -30,17 +30,15 @@ import * as settings from './settings.js';
 import { tuningInEffect, type TuningInEffect } from './tuning.js';
 import { deleteIds, upsert } from './writes.js';
 
-export type { SearchPlan } from './search.js';
-
 export class Dataset {
   private readonly core: DatasetCore;
 
-  private constructor(storage: Storage, manifest: DatasetManifest) {
+  private constructor(storage: LmdbStore, manifest: DatasetManifest) {
     this.core = new DatasetCore(storage, manifest);
   }
 
   /** A new dataset whose manifest is already in the catalog. */
-  static async create(storage: Storage, manifest: DatasetManifest): Promise<Dataset> {
+  static async create(storage: LmdbStore, manifest: DatasetManifest): Promise<Dataset> {
     const ds = new Dataset(storage, manifest);
     await startGrowing(ds.core);
     startAgeTimer(ds.core);
@@ -48,7 +46,7 @@ export class Dataset {
   }
 
   /** Reopens a dataset: snapshots are loaded (rebuilt from LMDB when missing or corrupt). */
-  static async open(storage: Storage, manifest: DatasetManifest): Promise<Dataset> {
+  static async open(storage: LmdbStore, manifest: DatasetManifest): Promise<Dataset> {
     const ds = new Dataset(storage, manifest);
     await loadPartitions(ds.core);
     startAgeTimer(ds.core);
@@ -116,32 +114,14 @@ export class Dataset {
 
   // ---------------------------------------------------------------- search
 
-  /** The handles and native options of a search, for this thread or a worker. */
-  plan(opts: SearchOptions = {}): search.SearchPlan {
-    return search.plan(this.core, opts);
+  /** The nearest rows to `query`; on this thread, or on `runner`'s threads (a ShardPool). */
+  async search(query: Float32Array, opts: SearchOptions = {}, runner?: ShardRunner): Promise<Hit[]> {
+    return (await search.execute(this.core, query, opts, runner)).hits;
   }
 
-  /** Refuses a query of another dimension, or with values no score can be computed from. */
-  checkQuery(query: Float32Array): void {
-    search.checkQuery(this.core, query, 1);
-  }
-
-  /** Turns native results into hits (with metadata unless asked not to). */
-  hits(result: NativeResult, includeMetadata = true): Hit[] {
-    return search.hits(this.core, result, includeMetadata);
-  }
-
-  /** Feeds the SLA tuner with the latency of a search run elsewhere (a worker). */
-  recordLatency(us: number): void {
-    search.recordLatency(this.core, us);
-  }
-
-  async search(query: Float32Array, opts: SearchOptions = {}): Promise<Hit[]> {
-    return search.searchDetailed(this.core, query, opts).hits;
-  }
-
-  async searchDetailed(query: Float32Array, opts: SearchOptions = {}): Promise<{ hits: Hit[]; receipt: Receipt }> {
-    return search.searchDetailed(this.core, query, opts);
+  /** As search, with the receipt of what the engine did. */
+  searchDetailed(query: Float32Array, opts: SearchOptions = {}, runner?: ShardRunner): Promise<{ hits: Hit[]; receipt: Receipt }> {
+    return search.execute(this.core, query, opts, runner);
   }
 
   /** One hits array per query (`queries` holds them back to back); `threads` threads answer. */
@@ -161,15 +141,15 @@ export class Dataset {
 
   /**
    * Dense plus keyword search fused on normalised scores; `alpha` 1 is pure vector, 0 pure
-   * keyword. `runDense` lets a caller run the dense part elsewhere (a worker pool).
+   * keyword. The dense part runs as search does (here, or on `runner`'s threads).
    */
   hybridSearch(
     query: Float32Array | null,
     text: string,
     opts: SearchOptions & { alpha: number },
-    runDense: DenseSearch = async (q, o) => search.searchDetailed(this.core, q, o),
+    runner?: ShardRunner,
   ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
-    return hybridSearch(this.core, query, text, opts, runDense);
+    return hybridSearch(this.core, query, text, opts, runner);
   }
 
   /** The ids of live rows the filters admit, at most `limit` of them. */

@@ -7,12 +7,11 @@ import { fuse, type FusedHit } from '../fusion.js';
 import type { KeywordIndex } from '../keyword/bm25.js';
 import { rebuildKeywordIndex } from '../keyword/persist.js';
 import { native } from '../native.js';
-import type { Hit, Receipt, SearchOptions } from '../types.js';
+import type { Hit, Receipt, SearchOptions, ShardRunner } from '../types.js';
+import { DEFAULT_TOP_K, MAX_TOP_K } from '../vocabulary.js';
 import type { DatasetCore } from './core.js';
 import { matchIds } from './scan.js';
-import { checkQuery, MAX_TOP_K, plan } from './search.js';
-
-export type DenseSearch = (q: Float32Array, o: SearchOptions) => Promise<{ hits: Hit[]; receipt: Receipt }>;
+import { checkQuery, execute, plan } from './search.js';
 
 /** The BM25 index, built from LMDB on first use with no write interleaving. */
 function keywordIndex(core: DatasetCore): Promise<KeywordIndex> {
@@ -55,22 +54,22 @@ export async function keywordSearch(core: DatasetCore, text: string, opts: Searc
 
 /**
  * Dense plus keyword search fused on normalised scores; `alpha` 1 is pure vector, 0 pure
- * keyword. `runDense` runs the dense part (here or on a worker pool).
+ * keyword. The dense part runs as any vector search does (here, or on `runner`'s threads).
  */
 export async function hybridSearch(
   core: DatasetCore,
   query: Float32Array | null,
   text: string,
   opts: SearchOptions & { alpha: number },
-  runDense: DenseSearch,
+  runner?: ShardRunner,
 ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
   if (!(opts.alpha >= 0 && opts.alpha <= 1)) throw invalid('alpha must be between 0 and 1');
-  const topK = opts.topK ?? 10;
+  const topK = opts.topK ?? DEFAULT_TOP_K;
   // Fusion normalises over the candidate pool, so its depth decides the order: a floor of 100
   // keeps top_k 5 the first five of top_k 20 (pools of 40 and 80 ordered them apart, which cost
   // bench:qa's questions 3 points of recall@1).
   const depth = Math.min(MAX_TOP_K, Math.max(topK * 4, 100));
-  const dense = query ? await runDense(query, { ...opts, topK: depth, includeMetadata: false }) : null;
+  const dense = query ? await execute(core, query, { ...opts, topK: depth, includeMetadata: false }, runner) : null;
   const keyword = await keywordSearch(core, text, { ...opts, topK: depth });
   const candidates = new Map<number, { id: number; dense: number; keyword: number }>();
   for (const h of dense?.hits ?? []) candidates.set(h.id, { id: h.id, dense: h.score, keyword: 0 });

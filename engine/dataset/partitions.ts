@@ -9,7 +9,7 @@ import type { SableError } from '../../errors/codes.js';
 import { columnBatches, Dictionary } from '../columns.js';
 import { native } from '../native.js';
 import { Partition } from '../partition.js';
-import { bytesToFloat32, type Key, type PartitionRecord } from '../storage.js';
+import { bytesToFloat32, type Key, type PartitionRecord } from '../lmdb-store.js';
 import type { Metadata } from '../types.js';
 import { compactSoon } from './compaction.js';
 import type { DatasetCore } from './core.js';

@@ -1,29 +1,45 @@
 /**
- * Vector search: a plan (segment handles and native options, runnable on this thread or a
- * worker), native results turned into hits, and the receipt of what the engine did. Searches
- * never wait for writes, seals or builds.
+ * Vector search, executed here from start to end: the query checked, a plan (segment handles and
+ * native options), the segments searched (on this thread, or split into shards for a runner's
+ * threads), the shards merged, the tuner fed, hits and the receipt of what the engine did.
+ * Searches never wait for writes, seals or builds.
  */
 import { performance } from 'node:perf_hooks';
 import { invalid } from '../../errors/codes.js';
 import { compileFilters } from '../filters.js';
 import { native, type NativeQueryOptions, type NativeResult } from '../native.js';
-import { bytesToFloat32 } from '../storage.js';
-import type { BatchSearchOptions, Hit, Metadata, Receipt, SearchOptions } from '../types.js';
+import { bytesToFloat32 } from '../lmdb-store.js';
+import type { BatchSearchOptions, Hit, Metadata, Receipt, SearchOptions, ShardRunner } from '../types.js';
+import { DEFAULT_TOP_K, MAX_TOP_K } from '../vocabulary.js';
+import { runShards } from './batcher.js';
 import type { DatasetCore } from './core.js';
 import { boundNprobe, hasNprobeBounds } from './tuning.js';
 import { checkValues } from './writes.js';
 
-export const MAX_TOP_K = 10_000;
-
-/** What a search needs to run anywhere (this thread or a worker): segment handles and options. */
-export interface SearchPlan {
+/** What a search runs with: segment handles and native options. */
+interface SearchPlan {
   handles: number[];
   options: NativeQueryOptions;
 }
 
+/**
+ * One search, down once and back once: on this thread, or on `runner`'s threads (one shard on
+ * the libuv pool in a batch of its turn, several shards in parallel on the runner).
+ */
+export async function execute(core: DatasetCore, query: Float32Array, opts: SearchOptions = {}, runner?: ShardRunner): Promise<{ hits: Hit[]; receipt: Receipt }> {
+  checkQuery(core, query, 1);
+  const p = plan(core, opts);
+  const t0 = performance.now();
+  const results = runner ? await runShards(runner, p.handles, query, p.options) : [native.search(p.handles, query, p.options)];
+  const merged = mergeShards(results, p.options.k);
+  const elapsed = Math.round((performance.now() - t0) * 1000);
+  recordLatency(core, elapsed);
+  return { hits: hits(core, merged, opts.includeMetadata ?? true), receipt: receiptOf(results, elapsed) };
+}
+
 export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
   core.checkOpen();
-  const k = opts.topK ?? 10;
+  const k = opts.topK ?? DEFAULT_TOP_K;
   if (!Number.isInteger(k) || k < 1 || k > MAX_TOP_K) throw invalid(`topK must be an integer from 1 to ${MAX_TOP_K}`);
   for (const [name, v] of [['nprobe', opts.nprobe], ['beamWidth', opts.beamWidth], ['rerankDepth', opts.rerankDepth]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < 0 || v > 1_000_000)) throw invalid(`${name} must be a non-negative integer`);
@@ -47,7 +63,7 @@ export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
 }
 
 /** Turns native results into hits (with metadata unless asked not to). */
-export function hits(core: DatasetCore, result: NativeResult, includeMetadata = true): Hit[] {
+function hits(core: DatasetCore, result: NativeResult, includeMetadata = true): Hit[] {
   const out: Hit[] = new Array(result.ids.length);
   for (let i = 0; i < result.ids.length; i++) {
     const id = result.ids[i];
@@ -58,19 +74,9 @@ export function hits(core: DatasetCore, result: NativeResult, includeMetadata = 
   return out;
 }
 
-/** Feeds the SLA tuner with the latency of a search (run here or on a worker). */
-export function recordLatency(core: DatasetCore, us: number): void {
+/** Feeds the SLA tuner with the latency of a search (run here or on a runner's threads). */
+function recordLatency(core: DatasetCore, us: number): void {
   core.tuner.record(us, core.tuner.active ? indexDefaults(core).nlist : 0);
-}
-
-export function searchDetailed(core: DatasetCore, query: Float32Array, opts: SearchOptions = {}): { hits: Hit[]; receipt: Receipt } {
-  checkQuery(core, query, 1);
-  const p = plan(core, opts);
-  const t0 = performance.now();
-  const result = native.search(p.handles, query, p.options);
-  const elapsed = Math.round((performance.now() - t0) * 1000);
-  recordLatency(core, elapsed);
-  return { hits: hits(core, result, opts.includeMetadata ?? true), receipt: receiptOf(result, elapsed) };
 }
 
 /** One hits array per query; `threads` threads answer the batch off the JS thread. */
@@ -83,11 +89,14 @@ export async function searchBatch(core: DatasetCore, queries: Float32Array, opts
   return results.map((r) => hits(core, r, opts.includeMetadata ?? true));
 }
 
-/** A query (exactCount 1) or a batch of queries of the dataset's dimension, finite values only. */
+/**
+ * A query (exactCount 1) or a batch of queries of the dataset's dimension, finite values only:
+ * the one dimension check of every search (the binding keeps an assert).
+ */
 export function checkQuery(core: DatasetCore, q: Float32Array, exactCount: number): void {
   if (!(q instanceof Float32Array)) throw invalid('the query must be a Float32Array');
   if (exactCount === 1 ? q.length !== core.dim : q.length % core.dim !== 0) {
-    throw invalid(`the query has ${q.length} values; this dataset's dimension is ${core.dim}`);
+    throw invalid(`query has ${q.length} values; the dataset dimension is ${core.dim}`);
   }
   for (let at = 0; at < q.length; at += core.dim) checkValues(q, at, core.dim, 'the query');
 }
@@ -102,7 +111,7 @@ function indexDefaults(core: DatasetCore): { nprobe: number; beamWidth: number; 
 }
 
 /** The receipt of one or more native results (shards of one search): what each partition did. */
-export function receiptOf(results: NativeResult | NativeResult[], elapsedUs: number): Receipt {
+function receiptOf(results: NativeResult | NativeResult[], elapsedUs: number): Receipt {
   const all = Array.isArray(results) ? results : [results];
   const partitions = all.flatMap((r) => r.partitions);
   let strategy = '';
@@ -130,7 +139,7 @@ export function receiptOf(results: NativeResult | NativeResult[], elapsedUs: num
 }
 
 /** The k best of several shards' results (each sorted), their partitions in shard order. */
-export function mergeShards(results: NativeResult[], k: number): NativeResult {
+function mergeShards(results: NativeResult[], k: number): NativeResult {
   if (results.length === 1) return results[0];
   const all: { id: number; score: number }[] = [];
   for (const r of results) for (let i = 0; i < r.ids.length; i++) all.push({ id: r.ids[i], score: r.scores[i] });

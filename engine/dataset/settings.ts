@@ -6,7 +6,7 @@
 import { invalid } from '../../errors/codes.js';
 import { native } from '../native.js';
 import { DEFAULT_SLA } from '../sla.js';
-import type { DatasetManifest } from '../storage.js';
+import type { DatasetManifest } from '../lmdb-store.js';
 import type { DatasetStats, PromotionPolicy, SlaConfig, SlaStatus } from '../types.js';
 import { checkColumnType, checkIndexType, type ColumnType, type IndexType } from '../vocabulary.js';
 import type { DatasetCore } from './core.js';

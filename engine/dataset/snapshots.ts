@@ -2,7 +2,7 @@
 import { readdirSync } from 'node:fs';
 import { native } from '../native.js';
 import type { Partition } from '../partition.js';
-import type { PartitionRecord } from '../storage.js';
+import type { PartitionRecord } from '../lmdb-store.js';
 import type { DatasetCore } from './core.js';
 
 /** Writes a partition's snapshot file (durable engines only): its name and checksum, for its record. */

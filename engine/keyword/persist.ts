@@ -2,7 +2,7 @@
  * The keyword index is not stored: the text it indexes is already durable in each row's
  * metadata (`meta` [uid, id]), so opening a dataset rebuilds it from there.
  */
-import type { Key, Storage } from '../storage.js';
+import type { Key, LmdbStore } from '../lmdb-store.js';
 import { KeywordIndex } from './bm25.js';
 
 const CHUNK = 4096;
@@ -12,7 +12,7 @@ const CHUNK = 4096;
  * string. Reads in chunks and yields to the event loop between them, so run it where no write of
  * the dataset can interleave (on open, or inside the dataset's write queue).
  */
-export async function rebuildKeywordIndex(storage: Storage, uid: number, textField = 'text'): Promise<KeywordIndex> {
+export async function rebuildKeywordIndex(storage: LmdbStore, uid: number, textField = 'text'): Promise<KeywordIndex> {
   const index = new KeywordIndex();
   const end: Key = [uid, '\uffff'];
   let start: Key = [uid];

@@ -6,7 +6,7 @@
  * at `base_url`; basic auth (username + API token), an OAuth access token, or a connection.
  * Every request passes the private-address guard (base_url is the user's).
  */
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import { withoutCredentials } from '../../outbound/messages.js';
 import { open, readBody, WebError } from '../../outbound/web-client.js';
 import type { ConnectionTokens, Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';

@@ -6,7 +6,7 @@
  * for every connector.
  */
 import type { Readable } from 'node:stream';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import type { SourceType } from '../sources/types.js';
 
 export interface SourceItem {

@@ -5,7 +5,7 @@
  * upload of every file name the source holds.
  */
 import type { JobQueue } from '../../jobs/queue.js';
-import type { ObjectStore, StagedFile } from '../../storage/object-store.js';
+import type { ObjectStore, StagedFile } from '../../objects/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 
 export class FileUploadConnector implements Connector {

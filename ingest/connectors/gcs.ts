@@ -6,7 +6,7 @@
  * application default credentials (google-auth.ts).
  */
 import { Storage } from '@google-cloud/storage';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { belowPrefix, globMatcher } from './globs.js';
 import type { GoogleAuthConfig, GoogleTokens } from './google-auth.js';

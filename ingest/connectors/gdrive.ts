@@ -7,7 +7,7 @@
  */
 import { auth, drive, type drive_v3 } from '@googleapis/drive';
 import type { Readable } from 'node:stream';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import type { GoogleAuthConfig, GoogleTokens } from './google-auth.js';
 import { statusOf } from './retry.js';

@@ -10,7 +10,7 @@
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import { FileError } from '../../errors/job-errors.js';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import type { Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { codeMediaType, DAY_MS, UNREADABLE_FILE } from './code-files.js';
 import { globMatcher } from './globs.js';

@@ -8,7 +8,7 @@
  */
 import { Gitlab } from '@gitbeaker/rest';
 import { FileError } from '../../errors/job-errors.js';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import { checkLiteralHost } from '../../outbound/address-guard.js';
 import type { ConnectionTokens, Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { codeMediaType, DAY_MS, UNREADABLE_FILE } from './code-files.js';

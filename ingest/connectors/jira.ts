@@ -6,7 +6,7 @@
  * connection's (refreshed before each run).
  */
 import { Version3Client } from 'jira.js';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import { adfToText } from './adf.js';
 import type { ConnectionTokens, Connector, ConnectorContext, ItemRef, SourceItem, Validation } from './connector.js';
 import { retrying, statusOf, type HttpFailure } from './retry.js';

@@ -6,7 +6,7 @@
  */
 import { checkLiteralHost, guardedLookup } from '../../outbound/address-guard.js';
 import { failure, S3Client, text } from '../../outbound/s3-client.js';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { belowPrefix, globMatcher } from './globs.js';
 import { mediaTypeOf } from './media-types.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FileError } from '../../errors/job-errors.js';
-import type { StagedFile } from '../../storage/object-store.js';
+import type { StagedFile } from '../../objects/object-store.js';
 
 export async function stageStream(source: Readable, dir: string, maxBytes: number, signal?: AbortSignal): Promise<StagedFile> {
   await mkdir(dir, { recursive: true });

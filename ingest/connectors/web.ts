@@ -14,8 +14,8 @@
 import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { open, readBody, WebError, USER_AGENT } from '../../outbound/web-client.js';
-import type { StagedFile } from '../../storage/object-store.js';
-import type { ParsePool } from '../../workers/index.js';
+import type { StagedFile } from '../../objects/object-store.js';
+import type { ParsePool } from '../parse/parse-pool.js';
 import type { Connector, ConnectorContext, ItemInfo, ItemRef, SourceItem, Validation } from './connector.js';
 import { mediaTypeOf } from './media-types.js';
 import { ALLOW_ALL, DISALLOW_ALL, parseRobots, type Robots } from './robots.js';

@@ -4,7 +4,7 @@
  * object storage keeps them); a document whose original was not kept is 410 document_unavailable.
  */
 import { badRequest, SableError } from '../../errors/codes.js';
-import type { ObjectStore } from '../../storage/object-store.js';
+import type { ObjectStore } from '../../objects/object-store.js';
 import type { Readable } from 'node:stream';
 import { DOCUMENT_STATUSES, publicDocument, type DocumentStatus, type DocumentStore } from '../../catalog/documents/store.js';
 

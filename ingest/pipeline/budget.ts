@@ -5,7 +5,7 @@
  * take longer texts; 512 pieces keeps chunks focused enough to retrieve well.
  */
 import { LOCAL_MODEL } from '../../engine/index.js';
-import type { ChunkingOptions } from '../../workers/index.js';
+import type { ChunkingOptions } from '../parse/chunker.js';
 
 const LOCAL: ChunkingOptions = { maxTokens: LOCAL_MODEL.maxTokens - 2, targetTokens: 200, overlapTokens: 40 };
 const REMOTE: ChunkingOptions = { maxTokens: 512, targetTokens: 400, overlapTokens: 64 };

@@ -23,8 +23,10 @@ import { failedFile, newFile, type FileRecord, type JobRecord } from '../../jobs
 import { finish, Interrupted, type JobContext, type JobHandler } from '../../jobs/runner.js';
 import type { Embedder } from '../../retrieval/embeddings/embedder.js';
 import type { VectorWrites } from '../../retrieval/vectors.js';
-import type { StagedFile } from '../../storage/object-store.js';
-import type { Chunk, ParsePool, Selectors } from '../../workers/index.js';
+import type { StagedFile } from '../../objects/object-store.js';
+import type { Chunk } from '../parse/chunker.js';
+import type { Selectors } from '../parse/formats/html.js';
+import type { ParsePool } from '../parse/parse-pool.js';
 import type { Connector, ConnectorContext, Connectors } from '../connectors/connector.js';
 import { chunkId, type DocumentRecord, type DocumentStore } from '../../catalog/documents/store.js';
 import type { ScheduleRecords } from '../schedules/store.js';

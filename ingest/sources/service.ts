@@ -6,7 +6,7 @@
  * forced, which disables its schedules first).
  */
 import { randomUUID } from 'node:crypto';
-import { compileBody, type BodyCheck } from '../../catalog/validation.js';
+import { compileBody, type BodyCheck } from '../../contract/validation.js';
 import { badRequest, SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import type { Connectors } from '../connectors/connector.js';

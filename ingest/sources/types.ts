@@ -5,7 +5,7 @@
  * GET /ingestion/source-types/{type} answers, and it goes into /openapi.json.
  */
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { StringEnum } from '../../catalog/json-schema.js';
+import { StringEnum } from '../../contract/json-schema.js';
 
 export const SOURCE_TYPES = ['web', 's3', 'gcs', 'gdrive', 'github', 'gitlab', 'jira', 'confluence', 'file_upload'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];

@@ -1,7 +1,7 @@
-/** The embedded default model on the embedding worker pool (workers/embed-pool.ts), started on first use. */
+/** The embedded default model on the embedding worker pool (embed-pool.ts), started on first use. */
 import { badRequest } from '../../errors/codes.js';
 import { LOCAL_MODEL } from '../../engine/index.js';
-import { EmbedPool } from '../../workers/index.js';
+import { EmbedPool } from './embed-pool.js';
 import type { EmbeddingProvider } from './types.js';
 
 /**

@@ -6,7 +6,7 @@
 // route's own validator refuses, so whatever A's data looks like after the run is what a bug did.
 import fc from 'fast-check';
 import { pack } from 'msgpackr';
-import { compileBody } from '../../../dist/catalog/validation.js';
+import { compileBody } from '../../../dist/contract/validation.js';
 import type { Case } from './runner.js';
 import { hostileValue, localUrl, mutatedOf, validOf, type Hints, type Schema } from './schema-arbitrary.js';
 

@@ -5,7 +5,7 @@
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
 import { parquetBytes } from '../../../dist/bench/bulk/parquet-writer.js';
-import { Reader, Writer } from '../../../dist/workers/parquet/thrift-compact.js';
+import { Reader, Writer } from '../../../dist/bulk/parquet/thrift-compact.js';
 import { pdfOf, rawZip, zipBomb, zipOf, type RawEntry } from '../documents.js';
 
 export interface HostileFile {

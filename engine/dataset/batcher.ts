@@ -6,7 +6,8 @@
  * A query waits at most until the event loop's check phase: at concurrency 1 it runs alone, at
  * once; under load the requests of one poll phase share their tasks.
  */
-import { searchShardBatchAsync, type NativeQueryOptions, type NativeResult } from '../engine/index.js';
+import { native, type NativeQueryOptions, type NativeResult } from '../native.js';
+import type { ShardRunner } from '../types.js';
 
 /** Queries per task from which a turn's batch is split over the pool threads. */
 const SPLIT_FROM = 16;
@@ -64,7 +65,7 @@ export class SearchBatcher {
     for (let i = 0; i < waiting.length; i++) queries.set(waiting[i]!.query, i * dim);
     let pending: Promise<NativeResult[]>;
     try {
-      pending = searchShardBatchAsync(g.handles, queries, g.options);
+      pending = native.searchBatch(g.handles, queries, g.options, 1);
     } catch (e) {
       // The binding refuses some options before it starts (a knob out of its range): thrown
       // from this check-phase callback it would end the process, so these queries fail instead.
@@ -80,6 +81,27 @@ export class SearchBatcher {
       },
     );
   }
+}
+
+/** One batcher per runner: the single-shard searches of all datasets share its turns. */
+const batchers = new WeakMap<ShardRunner, SearchBatcher>();
+
+/**
+ * Searches a plan's segments with a runner: one shard (the common case) on the libuv pool, in the
+ * batch of its event-loop turn, because the runner's thread hop (structured clones and a message
+ * port round trip) measured about 115 us of CPU per query, as much as the search itself
+ * (bench/results/http.md); several shards in parallel on the runner's threads.
+ */
+export function runShards(runner: ShardRunner, handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult[]> {
+  const per = runner.partitionsPerShard;
+  if (handles.length <= per) {
+    let batcher = batchers.get(runner);
+    if (!batcher) batchers.set(runner, (batcher = new SearchBatcher(runner.threads)));
+    return batcher.search(handles, query, options).then((r) => [r]);
+  }
+  const shards: Promise<NativeResult>[] = [];
+  for (let i = 0; i < handles.length; i += per) shards.push(runner.runShard(handles.slice(i, i + per), query, options));
+  return Promise.all(shards);
 }
 
 /** A key per (segments, knobs); a unique one for searches with predicates. */

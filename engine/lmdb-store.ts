@@ -52,7 +52,7 @@ export interface PartitionRecord {
 
 export type Key = (string | number)[];
 
-export class Storage {
+export class LmdbStore {
   readonly root: RootDatabase;
   readonly catalog: Database<DatasetManifest, string>;
   readonly vectors: Database<Uint8Array, Key>;
@@ -86,12 +86,12 @@ export class Storage {
   }
 
   /** A durable store in `dir`, or (no dir) a scratch one deleted on close. */
-  static open(dir?: string): Storage {
+  static open(dir?: string): LmdbStore {
     if (dir) {
       mkdirSync(dir, { recursive: true });
-      return new Storage(dir, true);
+      return new LmdbStore(dir, true);
     }
-    return new Storage(mkdtempSync(join(tmpdir(), 'sable-mem-')), false);
+    return new LmdbStore(mkdtempSync(join(tmpdir(), 'sable-mem-')), false);
   }
 
   /** Inside a write transaction: records a sealed partition and the ids it holds. */

@@ -4,7 +4,7 @@
  * threads let a short query start while a large batch is still being tokenized.
  */
 import { Piscina } from 'piscina';
-import { LocalEmbeddingModel, localModelDir } from '../engine/index.js';
+import { LocalEmbeddingModel, localModelDir } from '../../engine/index.js';
 import type { EmbedTask } from './embed-worker.js';
 
 export class EmbedPool {

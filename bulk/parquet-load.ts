@@ -4,15 +4,15 @@
  * with a typed reason, or skipped; the job completes when at least one file loaded. A job taken
  * again after a stop loads its unfinished files again (loads are upserts: the same vectors).
  */
-import type { DatasetRecord } from '../../catalog/datasets/record.js';
-import type { DatasetService } from '../../catalog/datasets/service.js';
-import { SableError } from '../../errors/codes.js';
-import { FileError } from '../../errors/job-errors.js';
-import type { ObjectStore } from '../../storage/object-store.js';
-import type { JobQueue } from '../queue.js';
-import { failedFile, newFile, type FileRecord, type JobRecord } from '../records.js';
-import { finish, Interrupted, type JobContext, type JobHandler } from '../runner.js';
-import { storageKeyOf } from '../uploads.js';
+import type { DatasetRecord } from '../catalog/datasets/record.js';
+import type { DatasetService } from '../catalog/datasets/service.js';
+import { SableError } from '../errors/codes.js';
+import { FileError } from '../errors/job-errors.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { failedFile, newFile, type FileRecord, type JobRecord } from '../jobs/records.js';
+import { finish, Interrupted, type JobContext, type JobHandler } from '../jobs/runner.js';
+import { storageKeyOf } from '../jobs/uploads.js';
 import { IdSet } from './id-set.js';
 import type { ParquetLoader } from './parquet-file-loader.js';
 

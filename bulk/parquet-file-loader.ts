@@ -3,13 +3,15 @@
  * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
  * groups whatever the file's size. Ids must be unique across the job's files.
  */
-import type { Observations } from '../../catalog/datasets/record.js';
-import { addObservations } from '../../catalog/datasets/schema.js';
-import { isErrorCode } from '../../errors/codes.js';
-import { FileError } from '../../errors/job-errors.js';
-import type { Metadata } from '../../engine/index.js';
-import type { GroupData, LoadProblem, MetadataColumn, ParquetPool } from '../../workers/index.js';
-import { Interrupted } from '../runner.js';
+import type { Observations } from '../catalog/datasets/record.js';
+import { addObservations } from '../catalog/datasets/schema.js';
+import { isErrorCode } from '../errors/codes.js';
+import { FileError } from '../errors/job-errors.js';
+import type { Metadata } from '../engine/index.js';
+import type { GroupData, MetadataColumn } from './parquet/group.js';
+import type { ParquetPool } from './parquet/parquet-pool.js';
+import type { LoadProblem } from './parquet/shape.js';
+import { Interrupted } from '../jobs/runner.js';
 import type { IdSet } from './id-set.js';
 
 export interface LoadRequest {

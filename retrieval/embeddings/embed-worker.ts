@@ -3,7 +3,7 @@
  * weights live once in process memory (loaded by the pool's owner); each thread attaches to them
  * by handle with its own tokenizer, so tokenizing a large batch never holds the HTTP thread.
  */
-import { LocalEmbeddingModel } from '../engine/index.js';
+import { LocalEmbeddingModel } from '../../engine/index.js';
 
 export interface EmbedTask {
   handle: number;
