@@ -8,10 +8,9 @@
  * slot dead; `compact()` (run automatically once enough is dead or abandoned) renumbers the live
  * slots and rewrites the arena.
  */
+import { BM25_B as B, BM25_K1 as K1, bm25Idf } from './bm25-formula.js';
 import { tokenize } from './tokenize.js';
 
-const K1 = 1.2;
-const B = 0.75;
 /** Below this many dead slots cleanup is not worth a full pass, whatever the ratio. */
 const MIN_DEAD = 1024;
 const MIN_GARBAGE = 1 << 16;
@@ -161,13 +160,14 @@ export class KeywordIndex {
     this.searching = true;
     let count = 0;
     try {
+      // bm25TermScore with its per-term and per-document parts hoisted out of the posting loop.
       const avgdl = this.totalLen / n;
       const norm0 = K1 * (1 - B);
       const norm1 = (K1 * B) / avgdl;
       const { post, slotLive, slotLen } = this;
       for (const t of terms) {
         const df = this.termDf[t];
-        const w = Math.log(1 + (n - df + 0.5) / (df + 0.5)) * (K1 + 1);
+        const w = bm25Idf(n, df) * (K1 + 1);
         const end = 2 * (this.termStart[t] + this.termLen[t]);
         for (let p = 2 * this.termStart[t]; p < end; p += 2) {
           const slot = post[p];

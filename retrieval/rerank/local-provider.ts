@@ -3,11 +3,9 @@
  * IDF reflects what is rare among these hits). Purely lexical, no model weights; it helps when
  * the query's words matter more than the embedding's neighbourhood, and it never leaves the process.
  */
-import { tokenize } from '../../engine/index.js';
+import { bm25Idf, bm25TermScore, tokenize } from '../../engine/index.js';
 import type { RerankProvider } from './types.js';
 
-const K1 = 1.2;
-const B = 0.75;
 export const LOCAL_MODEL = 'bm25-lexical';
 
 export class LocalRerankProvider implements RerankProvider {
@@ -28,15 +26,11 @@ export class LocalRerankProvider implements RerankProvider {
       for (const t of d) if (wanted.has(t)) tf.set(t, (tf.get(t) ?? 0) + 1);
       return tf;
     });
-    // Lucene's IDF: never negative, so a term in most documents still counts a little.
     const idf = new Map<string, number>();
-    for (const t of terms) {
-      const df = tfs.reduce((c, tf) => c + (tf.has(t) ? 1 : 0), 0);
-      idf.set(t, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
-    }
+    for (const t of terms) idf.set(t, bm25Idf(n, tfs.reduce((c, tf) => c + (tf.has(t) ? 1 : 0), 0)));
     const scored = docs.map((d, index) => {
       let score = 0;
-      for (const [t, f] of tfs[index]) score += idf.get(t)! * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.length) / avgLen)));
+      for (const [t, f] of tfs[index]) score += bm25TermScore(idf.get(t)!, f, d.length, avgLen);
       return { index, score };
     });
     return scored.sort((a, b) => b.score - a.score || a.index - b.index).slice(0, Math.max(0, topN));
