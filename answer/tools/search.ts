@@ -7,8 +7,12 @@ import type { SearchService } from '../../retrieval/search.js';
 import type { AdvancedFilter } from '../../engine/index.js';
 import { withCallerFilters, type RetrievedChunk, type ToolContext } from './context.js';
 
-/** Weight of the dense side in fusion, when the dataset sets none (best of bench:retrieval). */
-export const DEFAULT_ALPHA = 0.7;
+/**
+ * The answers' weight of the dense side in fusion for a dataset with hybrid off (best of
+ * bench:retrieval); a dataset with hybrid on uses its own alpha, which starts at the catalog's
+ * DEFAULT_HYBRID_ALPHA (catalog/datasets/record.ts).
+ */
+export const ANSWER_ALPHA_WITHOUT_HYBRID = 0.7;
 const RRF_K = 60;
 
 export interface SearchCall {
@@ -39,7 +43,7 @@ export async function searchTool(search: SearchService, ctx: ToolContext, call: 
           query_text: call.query,
           top_k: call.top_k,
           hybrid: true,
-          alpha: r.hybrid.enabled ? r.hybrid.alpha : DEFAULT_ALPHA,
+          alpha: r.hybrid.enabled ? r.hybrid.alpha : ANSWER_ALPHA_WITHOUT_HYBRID,
           include_documents: true,
           ...withCallerFilters(ctx.caller, planned),
         });

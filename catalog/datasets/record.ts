@@ -18,6 +18,9 @@ export interface SchemaEntry {
 /** Per metadata key: how many values of each kind were seen (drives inferred promotions). */
 export type Observations = Record<string, { integer: number; float: number; string: number; other: number }>;
 
+/** The hybrid weight a new dataset stores (alpha * dense + (1 - alpha) * keyword): an even split until its owner tunes it. */
+export const DEFAULT_HYBRID_ALPHA = 0.5;
+
 export interface DatasetRecord {
   id: string;
   name: string;

@@ -7,7 +7,7 @@ import { badRequest, SableError } from '../../errors/codes.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_SLA, resolveTuning, type Dataset, type Engine, type Metadata } from '../../engine/index.js';
 import type { ControlStore } from '../store.js';
-import { publicDataset, type DatasetRecord, type Observations, type SchemaEntry } from './record.js';
+import { DEFAULT_HYBRID_ALPHA, publicDataset, type DatasetRecord, type Observations, type SchemaEntry } from './record.js';
 import { chooseEmbedding } from './embedding-models.js';
 import type { CreateDataset, PatchSchema } from './requests.js';
 import { addObservations, applySchema, normalizeFields, observe, promotions, schemaOfBody } from './schema.js';
@@ -89,7 +89,7 @@ export class DatasetService {
       tuning: checkedTuning({ nlist: tuning.nlist ?? null, nprobe_min: tuning.nprobe_min ?? null, nprobe_max: tuning.nprobe_max ?? null }),
       embedding: { provider: embedding.provider, model: embedding.model, ...(embedding.secret_ref ? { secret_ref: embedding.secret_ref } : {}) },
       index_type: 'sable',
-      hybrid: { enabled: body.hybrid === true, alpha: 0.5 },
+      hybrid: { enabled: body.hybrid === true, alpha: DEFAULT_HYBRID_ALPHA },
       metadata: body.metadata ?? {},
       schema: applySchema([], declared, 'replace'),
       schema_version: declared.length > 0 ? 1 : 0,
