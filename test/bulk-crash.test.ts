@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { waitForJob } from './support/jobs.js';
 import { serve } from './support/serve.js';
 

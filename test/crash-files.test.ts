@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { crashSeed, expectExactTop10, report, seededRandom, sleep } from './support/crash.js';
 import { waitForJob } from './support/jobs.js';
 import { adminKey, client, serve, succeeding, type Served } from './support/serve.js';

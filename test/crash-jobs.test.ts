@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { ingestClient } from './support/ingest.js';
 import { crashSeed, expectExactTop10, killsFor, report, seededRandom, sleep } from './support/crash.js';
 import { adminKey, client, serve, succeeding, type Served } from './support/serve.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../dist/engine/index.js';
-import { Rng } from '../dist/bench/ann/rng.js';
+import { Rng } from '../dist/testkit/rng.js';
 import { clustered, row } from './support/data.js';
 
 const DIM = 16;

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { startChatServer } from './peers/chat-server.js';
+import { startChatServer } from '../testkit/peers/chat-server.js';
 import { ingestClient } from './support/ingest.js';
-import { readFrames, streamProblems, type Frame } from './support/sse.js';
+import { readFrames, streamProblems, type Frame } from '../testkit/sse.js';
 
 const CATEGORIES = ['kitchen', 'garden', 'office'];
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
 import { ingestClient } from './support/ingest.js';
-import { readFrames, streamProblems, type Frame } from './support/sse.js';
+import { readFrames, streamProblems, type Frame } from '../testkit/sse.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');
 const CATEGORIES = ['kitchen', 'garden', 'office'];

@@ -10,7 +10,7 @@ import { loadConfig } from '../dist/control-plane/config.js';
 import { UploadSigner } from '../dist/objects/signer.js';
 import { ControlStore } from '../dist/catalog/store.js';
 import { LmdbJobQueue } from '../dist/jobs/lmdb-queue.js';
-import { parquetBytes, type VectorBatch } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes, type VectorBatch } from '../dist/testkit/parquet-writer.js';
 import { waitForJob } from './support/jobs.js';
 
 const DIM = 8;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
 import { Router } from '../dist/control-plane/http/router.js';
-import { readFrames } from './support/sse.js';
+import { readFrames } from '../testkit/sse.js';
 
 const ORIGIN = 'http://app.example.test:3000';
 

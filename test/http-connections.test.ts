@@ -12,7 +12,7 @@ import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { startJira } from './peers/jira.js';
+import { startJira } from '../testkit/peers/jira.js';
 import { ingestClient } from './support/ingest.js';
 
 const CLI = join(__dirname, '..', 'dist', 'control-plane', 'cli.js');

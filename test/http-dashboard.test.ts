@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
 import { S3Client } from '../dist/outbound/s3-client.js';
-import { startGoogle } from './peers/gcs.js';
+import { startGoogle } from '../testkit/peers/gcs.js';
 import { ingestClient } from './support/ingest.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from './support/s3.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { startConfluence } from './peers/confluence.js';
+import { startConfluence } from '../testkit/peers/confluence.js';
 import { pdfOf } from './support/documents.js';
 import { ingestClient } from './support/ingest.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { startGoogle } from './peers/gcs.js';
+import { startGoogle } from '../testkit/peers/gcs.js';
 import { ingestClient } from './support/ingest.js';
 
 describe('gcs sources', () => {

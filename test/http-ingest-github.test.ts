@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { blobSha, startGitHub, type PeerRepo } from './peers/github.js';
+import { blobSha, startGitHub, type PeerRepo } from '../testkit/peers/github.js';
 import { ingestClient } from './support/ingest.js';
 
 const DAY = 86_400_000;

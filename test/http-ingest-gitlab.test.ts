@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { blobSha } from './peers/github.js';
-import { startGitLab, type LabProject } from './peers/gitlab.js';
+import { blobSha } from '../testkit/peers/github.js';
+import { startGitLab, type LabProject } from '../testkit/peers/gitlab.js';
 import { ingestClient } from './support/ingest.js';
 
 const ago = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { startJira } from './peers/jira.js';
+import { startJira } from '../testkit/peers/jira.js';
 import { ingestClient } from './support/ingest.js';
 
 describe('jira sources', () => {

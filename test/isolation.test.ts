@@ -19,14 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { PreviewSigner } from '../dist/answer/preview-ref.js';
 import { SessionTokens } from '../dist/control-plane/auth/sessions.js';
 import { createKey, ensureOrg, hashKey, lookupKey } from '../dist/control-plane/auth/keys.js';
 import { ControlStore } from '../dist/catalog/store.js';
 import { ConnectionStore } from '../dist/ingest/connections/store.js';
 import { UploadSigner } from '../dist/objects/signer.js';
-import { startJira } from './peers/jira.js';
+import { startJira } from '../testkit/peers/jira.js';
 import { startLeakyPeer } from './support/leaky-peer.js';
 import { recorder, serveRecorded, type Answer, type RecordedService } from './support/recorded.js';
 

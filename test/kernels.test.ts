@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { native } from '../dist/engine/native.js';
-import { Rng } from '../dist/bench/ann/rng.js';
+import { Rng } from '../dist/testkit/rng.js';
 
 const F32 = ['l2sq_f32', 'ip_f32', 'cos_f32'];
 const SQ8 = ['l2sq_sq8', 'ip_sq8', 'cos_sq8'];

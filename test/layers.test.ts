@@ -1,7 +1,7 @@
 // The layer rules (.dependency-cruiser.cjs) fail on planted violations: a tree of a few files in a
 // scratch directory, checked with the project's own config, must be refused rule by rule.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,5 +57,22 @@ describe('layer rules', () => {
       'client/client.ts': "import type { Hit } from '../engine/index.js';\nimport { Engine } from '../engine/index.js';\nexport type H = Hit;\nexport const e = Engine;\n",
       'engine/index.ts': "export interface Hit { id: number }\nexport const Engine = 1;\n",
     })).toEqual({ ok: false, rules: ['client-types-only'] });
+  });
+});
+
+describe('tests and benchmarks', () => {
+  it('do not import each other: what both need is in testkit/', () => {
+    const files = execFileSync('git', ['ls-files', 'test', 'bench', 'testkit'], { cwd: root, encoding: 'utf8' }).split('\n').filter((f) => /\.(ts|mjs|cjs|js)$/.test(f));
+    const crossing: string[] = [];
+    for (const f of files) {
+      const from = f.split('/')[0]!;
+      for (const m of readFileSync(join(root, f), 'utf8').matchAll(/(?:from|import\(|require\()\s*'(\.[^']+)'/g)) {
+        const to = resolve(root, dirname(f), m[1]!).slice(root.length + 1).replace(/^dist\//, '').split('/')[0]!;
+        const apart = (a: string, b: string) => (from === a && to === b) || (from === b && to === a);
+        if (apart('test', 'bench') || (from === 'testkit' && (to === 'test' || to === 'bench'))) crossing.push(`${f} -> ${m[1]}`);
+      }
+    }
+    expect(crossing).toEqual([]);
+    expect(files.length).toBeGreaterThan(100);
   });
 });

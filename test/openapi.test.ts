@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../dist/control-plane/app.js';
 import { loadConfig } from '../dist/control-plane/config.js';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { waitForJob } from './support/jobs.js';
 
 describe('OpenAPI answers', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
-import { parquetBytes } from '../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../dist/testkit/parquet-writer.js';
 import { Reader, Writer } from '../dist/bulk/parquet/thrift-compact.js';
 import { readFooter, rowGroupFile, rowGroupRows } from '../dist/bulk/parquet/row-group-file.js';
 

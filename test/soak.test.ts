@@ -1,32 +1,36 @@
-// The soak harness of `npm run bench:soak` (bench/soak/), short: 16 clients for 12 s on 5k x 64
-// against a real `sable serve` process, with the same operation mix and ingestion feeder.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// The soak harness of `npm run bench:soak` (bench/soak/), short (`--test`): 16 clients for 12 s
+// on 5k x 64 against a real `sable serve` process, with the same operation mix and ingestion
+// feeder. The bench runs as users run it, a command, so the tests import nothing of bench/.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OPS, quickOptions, type SoakOptions } from '../dist/bench/soak/config.js';
-import { runSoak } from '../dist/bench/soak/harness.js';
-import { markdown } from '../dist/bench/soak/report.js';
-import { renderSvg } from '../dist/bench/soak/svg.js';
+
+const OPS = ['search', 'upsert', 'delete', 'read', 'status'] as const;
+type Ops = (typeof OPS)[number];
+interface SoakRun {
+  options: { n: number; churn: number };
+  errorsTotal: number;
+  errorExamples: Record<string, string>;
+  total: Record<Ops, { ok: number }>;
+  buckets: unknown[];
+  feeder: { jobs: number; completed: number; codes: unknown };
+  samples: { rssMB: number }[];
+  rss: { slopeMBPerMin: number };
+  datasetEnd: { vector_count: number } | null;
+}
 
 describe('soak harness', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sable-soak-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs every operation against the service with no error, samples RSS and renders', async () => {
-    const o: SoakOptions = {
-      ...quickOptions(),
-      mode: 'test',
-      n: 5000,
-      dim: 64,
-      churn: 1000,
-      clients: 16,
-      seconds: 12,
-      bucketSeconds: 2,
-      ingestEverySeconds: 3,
-      sampleMs: 500,
-    };
-    const r = await runSoak(o);
+    const run = join(resolve(import.meta.dirname, '..'), 'dist', 'bench', 'soak', 'run.js');
+    await promisify(execFile)(process.execPath, [run, '--test', `--out=${dir}`], { maxBuffer: 1 << 24 });
+    const r = JSON.parse(readFileSync(join(dir, 'soak-test.json'), 'utf8')) as SoakRun;
+    const o = r.options;
 
     expect(r.errorsTotal, JSON.stringify({ examples: r.errorExamples, feeder: r.feeder.codes })).toBe(0);
     for (const k of OPS) expect(r.total[k].ok, `${k} answered`).toBeGreaterThan(0);
@@ -39,10 +43,7 @@ describe('soak harness', () => {
     expect(r.datasetEnd?.vector_count).toBeGreaterThanOrEqual(o.n);
     expect(r.datasetEnd?.vector_count).toBeLessThanOrEqual(o.n + o.churn);
 
-    const md = markdown(r, 'soak-test.svg');
-    const svg = renderSvg(r);
-    writeFileSync(join(dir, 'soak-test.md'), md);
-    writeFileSync(join(dir, 'soak-test.svg'), svg);
+    const md = readFileSync(join(dir, 'soak-test.md'), 'utf8');
     expect(md).toContain('## Summary');
     expect(md.split('\n').filter((l) => /^\| \d+–\d+ \|/.test(l))).toHaveLength(6);
     const text = readFileSync(join(dir, 'soak-test.svg'), 'utf8');

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { SetName } from './config.js';
 import { DEBIAN_FORMAT, prepareDebianMiniLm } from './debian-minilm.js';
 import { ensureDir, paths } from './paths.js';
-import { Rng } from './rng.js';
+import { Rng } from '../../testkit/rng.js';
 
 export type Metric = 'cosine' | 'l2';
 

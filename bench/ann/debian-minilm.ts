@@ -28,7 +28,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { SetMeta } from './datasets.js';
 import { ensureDir, paths } from './paths.js';
-import { Rng } from './rng.js';
+import { Rng } from '../../testkit/rng.js';
 
 /** Bump when the packages, the extraction or the selection change: the set is then rebuilt. */
 export const DEBIAN_FORMAT = 1;

@@ -1,7 +1,7 @@
 // Exact distances (double-precision accumulation), ground-truth shapes and recall@k.
 import type { Metric } from './datasets.js';
 import { BUCKETS } from './config.js';
-import { mix32 } from './rng.js';
+import { mix32 } from '../../testkit/rng.js';
 
 /** The metadata column of the filtered cases: a uniform bucket in [0, BUCKETS) per id. */
 export function bucketOf(id: number): number {

@@ -10,9 +10,9 @@ import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { paths, repoRoot } from '../ann/paths.js';
-import { Rng } from '../ann/rng.js';
+import { Rng } from '../../testkit/rng.js';
 import { Progress } from '../progress.js';
-import { writeParquetStream } from './parquet-writer.js';
+import { writeParquetStream } from '../../testkit/parquet-writer.js';
 import { memoryOf } from './proc-memory.js';
 
 const args: Record<string, string> = Object.fromEntries(

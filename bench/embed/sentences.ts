@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Rng } from '../ann/rng.js';
+import { Rng } from '../../testkit/rng.js';
 import { paths } from '../ann/paths.js';
 
 export const SENTENCE_SOURCE = '@sap-ux/fiori-docs-embeddings (data/embeddings/records.jsonl)';

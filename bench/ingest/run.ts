@@ -17,7 +17,7 @@ import { chunkingFor } from '../../ingest/pipeline/budget.js';
 import { ParsePool } from '../../ingest/parse/parse-pool.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
-import { Rng } from '../ann/rng.js';
+import { Rng } from '../../testkit/rng.js';
 import { memoryOf } from '../bulk/proc-memory.js';
 import { loadSentences } from '../embed/sentences.js';
 import { callerOf, serve } from '../service.js';

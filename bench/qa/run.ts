@@ -27,7 +27,7 @@ import { sentencesOf, normalize } from '../../answer/synthesis/sentences.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { percentiles } from '../http/stats.js';
-import { readFrames } from '../../test/support/sse.js';
+import { readFrames } from '../../testkit/sse.js';
 import { callerOf, serve, type Served } from '../service.js';
 import { celeryHtml, debianHtml, debianSections, type QaCorpus, type QaQuestion } from './corpora.js';
 

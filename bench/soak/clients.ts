@@ -2,7 +2,7 @@
 // node:net client) and sends its next request when the previous answer is complete, the
 // operation drawn from the mix with its own seeded generator. A request counts in the bucket in
 // which it was answered; a socket error counts as an error and the client reconnects.
-import { Rng } from '../ann/rng.js';
+import { Rng } from '../../testkit/rng.js';
 import { openConns, type Conn } from '../http/client.js';
 import type { OpMaker } from './ops.js';
 import type { Recorder } from './series.js';

@@ -72,13 +72,21 @@ export const HELP = `npm run bench:soak [-- flags]
   --clients=C     closed-loop clients (default 64)
   --bucket=S      seconds per time bucket
   --mix=search:70,upsert:10,delete:5,read:10,status:5   operation weights
+  --test          the short run test/soak.test.ts makes: 16 clients for 12 s on 5k x 64, 2 s
+                  buckets, an ingestion job every 3 s
+  --out=DIR       write soak-<mode>.{md,svg,json} into DIR
   --render=FILE   rewrite FILE's .md and .svg from FILE (a soak.json) without measuring
   --help
 `;
 
-export type Plan = { kind: 'help' } | { kind: 'render'; file: string } | { kind: 'run'; options: SoakOptions };
+export type Plan = { kind: 'help' } | { kind: 'render'; file: string } | { kind: 'run'; options: SoakOptions; out?: string };
 
-const FLAGS = ['help', 'render', 'quick', 'seconds', 'n', 'dim', 'clients', 'bucket', 'mix'];
+const FLAGS = ['help', 'render', 'quick', 'test', 'out', 'seconds', 'n', 'dim', 'clients', 'bucket', 'mix'];
+
+/** The short run the test suite makes (test/soak.test.ts), every operation and the feeder included. */
+export function testOptions(): SoakOptions {
+  return { ...quickOptions(), mode: 'test', n: 5000, dim: 64, churn: 1000, clients: 16, seconds: 12, bucketSeconds: 2, ingestEverySeconds: 3, sampleMs: 500 };
+}
 
 export function parsePlan(argv: string[]): Plan {
   const flags: Record<string, string> = {};
@@ -90,7 +98,7 @@ export function parsePlan(argv: string[]): Plan {
   }
   if (flags.help) return { kind: 'help' };
   if (flags.render) return { kind: 'render', file: flags.render };
-  const o = flags.quick ? quickOptions() : fullOptions();
+  const o = flags.test ? testOptions() : flags.quick ? quickOptions() : fullOptions();
   const int = (name: string, min: number, max: number): number | undefined => {
     if (flags[name] === undefined) return undefined;
     const v = Number(flags[name]);
@@ -121,5 +129,5 @@ export function parsePlan(argv: string[]): Plan {
     o.mix = mix;
     if (o.mode === 'full') o.mode = 'custom';
   }
-  return { kind: 'run', options: o };
+  return { kind: 'run', options: o, ...(flags.out ? { out: flags.out } : {}) };
 }

@@ -9,7 +9,7 @@
 //   read    in turn: GET /datasets/{id} (schema, schema_version), /stats, /index, /payload/{id}
 //   status  in turn: GET /ingestion/jobs/{latest}, /ingestion/sources/{id},
 //           /ingestion/jobs?dataset_id=..&limit=5, /ingestion/jobs/{latest}/files
-import { mix32, type Rng } from '../ann/rng.js';
+import { mix32, type Rng } from '../../testkit/rng.js';
 import { MSGPACK, packr } from '../http/bodies.js';
 import { prepare, type Prepared } from '../http/client.js';
 import { OPS, type OpKind, type SoakOptions } from './config.js';

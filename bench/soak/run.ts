@@ -67,7 +67,7 @@ async function main(): Promise<void> {
 
   log(`${o.mode} mode: ${o.clients} clients, ${o.seconds} s, ${o.n} x ${o.dim}, buckets of ${o.bucketSeconds} s, mix ${JSON.stringify(o.mix)}`);
   const result = await runSoak(o, { log, onService: (s) => (service = s) });
-  const [dir, name] = o.mode === 'full' ? [paths.results, 'soak'] : [paths.cache, `soak-${o.mode}`];
+  const [dir, name] = o.mode === 'full' && !plan.out ? [paths.results, 'soak'] : [plan.out ?? paths.cache, `soak-${o.mode}`];
   write(result, dir, name);
   process.stdout.write(`\n${terminalSummary(result)}\n`);
   process.stdout.write(`commit ${result.commit}, load ${result.loadStart[0]} -> ${result.loadEnd[0]}\n`);

@@ -17,7 +17,7 @@ import { open } from 'lmdb';
 import { Engine } from '../../engine/index.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
-import { Rng } from '../ann/rng.js';
+import { Rng } from '../../testkit/rng.js';
 import { percentiles } from '../http/stats.js';
 
 const DIM = 768;

@@ -1,6 +1,6 @@
 // Seeded data for tests: gaussian clusters (the benchmark's generator family, small sizes) and an
 // exact oracle. The same seed gives the same vectors on every machine.
-import { Rng } from '../../dist/bench/ann/rng.js';
+import { Rng } from '../../dist/testkit/rng.js';
 
 export function clustered(n: number, dim: number, seed: number, clusters = 16): Float32Array {
   const rng = new Rng(seed);

@@ -14,7 +14,7 @@
 //   { op: 'schema', types: { g: 'i64' } }   declare column types (columns rebuilt in place)
 //   { op: 'policy', max_buffer_vectors }    promotion bound (upserts past it seal in the background)
 //   { op: 'reopen' }                        close the engine and open the directory again
-import { Rng } from '../../dist/bench/ann/rng.js';
+import { Rng } from '../../dist/testkit/rng.js';
 import { Engine } from '../../dist/engine/index.js';
 
 export const DIM = 6;

@@ -4,7 +4,7 @@
 // (declared in the directory, or hidden from it); and the names such files may be uploaded under.
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import fc from 'fast-check';
-import { parquetBytes } from '../../../dist/bench/bulk/parquet-writer.js';
+import { parquetBytes } from '../../../dist/testkit/parquet-writer.js';
 import { Reader, Writer } from '../../../dist/bulk/parquet/thrift-compact.js';
 import { pdfOf, rawZip, zipBomb, zipOf, type RawEntry } from '../documents.js';
 

@@ -1,7 +1,7 @@
 // Reads a Server-Sent Events answer frame by frame, as the typed client does (its `sseFrames`),
 // the data parsed as JSON. `stopAfter` stops reading (and drops the
 // connection) after that many frames, as a client whose network went away.
-import { sseFrames } from '../../client/stream.js';
+import { sseFrames } from '../client/stream.js';
 
 export interface Frame {
   id: number | null;
