@@ -8,14 +8,7 @@
 #error "distance_avx512vnni.cpp must be compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni"
 #endif
 
-// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own _mm512_undefined_*()
-// undefined-value intrinsics (GCC PR 105593); silence that false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "avx512_intrinsics.h"
 
 #include "kernels.h"
 
@@ -100,7 +93,3 @@ const KernelTable* kernels_avx512vnni() {
 }
 
 }  // namespace sable
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

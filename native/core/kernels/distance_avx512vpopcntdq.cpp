@@ -9,12 +9,7 @@
 #error "distance_avx512vpopcntdq.cpp must be compiled with -mavx512f -mavx512vpopcntdq"
 #endif
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "avx512_intrinsics.h"
 
 #include "kernels.h"
 
@@ -78,7 +73,3 @@ void bits_dot_u4_batch_avx512vpopcntdq(const uint64_t* planes, size_t words, con
 }
 
 }  // namespace sable
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

@@ -8,8 +8,7 @@
 #include <arm_neon.h>
 
 #include "kernels.h"
-#include "panels.h"
-#include "elementwise.h"
+#include "four_lane_table.h"
 #include "half.h"
 
 namespace sable {
@@ -212,12 +211,6 @@ float cos_sq8(const float* q, const uint8_t* code, const float* vmin, const floa
   return cos_finish(dot, nq, nx);
 }
 
-void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { argmin_panels<v4f, 2, 4>(a, begin, end); }
-void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v4f, 2, 4>(a, begin, end); }
-void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_panels<v4f, 2, 4>(a, begin, end); }
-void gelu_f32(float* x, size_t n) { gelu_lanes<v4f>(x, n); }
-void softmax_f32(float* x, size_t n) { softmax_lanes<v4f>(x, n); }
-
 // Half rows widened 4 at a time (fcvtl); the tail converts one by one.
 float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
   float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0);
@@ -248,11 +241,16 @@ float ip_f16(const float* q, const uint16_t* row, size_t d) {
   return s;
 }
 
-const KernelTable kTable = {Isa::Neon,         l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
-                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
-                            dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32,
-                            bits_dot_u4_batch_reference};
+constexpr KernelTable kTable = four_lane_table(Isa::Neon, {
+    .l2sq_f32 = l2sq_f32,
+    .ip_f32 = ip_f32,
+    .cos_f32 = cos_f32,
+    .l2sq_f16 = l2sq_f16,
+    .ip_f16 = ip_f16,
+    .l2sq_sq8 = l2sq_sq8,
+    .ip_sq8 = ip_sq8,
+    .cos_sq8 = cos_sq8,
+});
 
 }  // namespace
 

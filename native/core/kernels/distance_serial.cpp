@@ -5,8 +5,7 @@
 #include <bit>
 #include <cmath>
 
-#include "panels.h"
-#include "elementwise.h"
+#include "four_lane_table.h"
 #include "half.h"
 
 namespace sable {
@@ -113,15 +112,6 @@ float cos_sq8(const float* q, const uint8_t* code, const float* vmin, const floa
   return cos_finish(dot, nq, nx);
 }
 
-
-
-// The panel tiles in portable vector code (SSE2 / baseline), 8 rows a panel.
-void argmin_f32_panels(const ArgminPanelsArgs& a, size_t begin, size_t end) { argmin_panels<v4f, 2, 4>(a, begin, end); }
-void knn_f32_panels(const KnnPanelsArgs& a, size_t begin, size_t end) { knn_panels<v4f, 2, 4>(a, begin, end); }
-void gemm_f32_panels(const GemmPanelsArgs& a, size_t begin, size_t end) { gemm_panels<v4f, 2, 4>(a, begin, end); }
-void gelu_f32(float* x, size_t n) { gelu_lanes<v4f>(x, n); }
-void softmax_f32(float* x, size_t n) { softmax_lanes<v4f>(x, n); }
-
 float l2sq_f16(const float* q, const uint16_t* row, size_t d) {
   float s = 0;
   for (size_t i = 0; i < d; ++i) {
@@ -137,11 +127,17 @@ float ip_f16(const float* q, const uint16_t* row, size_t d) {
   return s;
 }
 
-const KernelTable kTable = {Isa::Serial,       l2sq_f32,          ip_f32,         cos_f32, l2sq_f16, ip_f16,
-                            l2sq_sq8,          ip_sq8,            cos_sq8,        dot_u8_f32_batch_reference,
-                            dot_u8_i8x2_batch_reference, false,             8,              argmin_f32_panels,
-                            knn_f32_panels,     gemm_f32_panels,    gelu_f32,           softmax_f32,
-                            bits_dot_u4_batch_reference};
+// The panel tiles and element-wise kernels in portable vector code (SSE2 on x86).
+constexpr KernelTable kTable = four_lane_table(Isa::Serial, {
+    .l2sq_f32 = l2sq_f32,
+    .ip_f32 = ip_f32,
+    .cos_f32 = cos_f32,
+    .l2sq_f16 = l2sq_f16,
+    .ip_f16 = ip_f16,
+    .l2sq_sq8 = l2sq_sq8,
+    .ip_sq8 = ip_sq8,
+    .cos_sq8 = cos_sq8,
+});
 
 }  // namespace
 
