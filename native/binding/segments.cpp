@@ -414,30 +414,38 @@ Napi::Value segment_load(const Napi::CallbackInfo& info) {
   });
 }
 
+// The arguments of search and searchAsync: segment handles, a query of their dimension, options.
+struct SearchArgs {
+  std::vector<std::shared_ptr<Segment>> segs;
+  Napi::Float32Array query;
+  QueryOptions opts;
+};
+
+SearchArgs search_args(const Napi::CallbackInfo& info) {
+  SearchArgs a{segments_arg(info, 0), float32_arg(info, 1, "query"), {}};
+  if (!a.segs.empty() && a.query.ElementLength() != a.segs.front()->dim())
+    throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
+  a.opts = query_options(info[2]);
+  return a;
+}
+
 Napi::Value search(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    auto segs = segments_arg(info, 0);
-    Napi::Float32Array query = float32_arg(info, 1, "query");
-    if (!segs.empty() && query.ElementLength() != segs.front()->dim())
-      throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
-    QueryOptions opts = query_options(info[2]);
-    return result_object(info.Env(), search_segments(segs, query.Data(), opts));
+    const SearchArgs a = search_args(info);
+    return result_object(info.Env(), search_segments(a.segs, a.query.Data(), a.opts));
   });
 }
 
 // One search on the libuv pool: the cheapest way off the JS thread (no message copies).
 Napi::Value search_async(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    auto segs = segments_arg(info, 0);
-    Napi::Float32Array query = float32_arg(info, 1, "query");
-    if (!segs.empty() && query.ElementLength() != segs.front()->dim())
-      throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
-    QueryOptions opts = query_options(info[2]);
-    const float* data = query.Data();
+    SearchArgs a = search_args(info);
+    const float* data = a.query.Data();
     auto result = std::make_shared<SearchResult>();
     return queue(new Task(
-        info.Env(), [segs, data, opts, result] { *result = search_segments(segs, data, opts); },
-        [result](Napi::Env env) -> Napi::Value { return result_object(env, *result); }, {query}));
+        info.Env(),
+        [segs = std::move(a.segs), data, opts = std::move(a.opts), result] { *result = search_segments(segs, data, opts); },
+        [result](Napi::Env env) -> Napi::Value { return result_object(env, *result); }, {a.query}));
   });
 }
 
