@@ -78,22 +78,6 @@ export interface NativeAddon {
   /** The names of the core's enumerations. */
   enumerations(): { metrics: string[]; indexTypes: string[]; columnTypes: string[]; predicateOps: string[] };
   activeIsa(): string;
-  availableIsas(): string[];
-  kernelDistance(isa: string, kernel: string, a: Float32Array, b: Float32Array | Uint8Array,
-    vmin?: Float32Array, scale?: Float32Array): number;
-  /** Tests: a batched code-scoring kernel (dot_u8_f32_batch, dot_u8_i8x2_batch) of one variant. */
-  kernelBatch(isa: string, kernel: string, args: {
-    codes: Uint8Array; stride: number; count: number; sel?: Uint32Array | null;
-    w?: Float32Array; hi?: Int8Array; lo?: Int8Array; s?: number;
-  }): Float32Array;
-  /**
-   * Tests: the bit-code kernel (bits_dot_u4_batch) of one variant; 64-bit words as Uint32Array
-   * pairs, low half first. out[i] = sum over k < 4 of 2^k popcount(code_i & plane_k).
-   */
-  kernelBits(isa: string, args: { planes: Uint32Array; codes: Uint32Array; words: number; count: number; sel?: Uint32Array | null }): Uint32Array;
-  /** Tests: the k-means assignment tile of one variant (keys: (l2 ? ||c||^2 : 0) - 2 <x, c>). */
-  kernelArgmin(isa: string, points: Float32Array, centroids: Float32Array, dim: number, l2: boolean):
-    { labels: Uint32Array; keys: Float32Array };
   /** `reserveRows`: room for that many rows of a growing segment, reserved up front. */
   segmentCreate(dim: number, metric: string, reserveRows?: number): number;
   segmentRelease(handle: number): void;
@@ -125,15 +109,40 @@ export interface NativeAddon {
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
   searchAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
-  /** Tests: a (m x k) * w (n x k)^T + bias through one variant's gemm_f32_panels. */
-  kernelGemm(isa: string, a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
-  /** Tests: x through one variant's gelu_f32 or softmax_f32 (a copy). */
-  kernelElementwise(isa: string, kernel: 'gelu' | 'softmax', x: Float32Array): Float32Array;
   /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
   modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;
   modelRelease(handle: number): void;
   /** Mean-pooled, L2-normalised embeddings (sequences x hidden) of framed token sequences. */
   modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number): Promise<Float32Array>;
+}
+
+/**
+ * The kernel test hooks (native/binding/tests/, a separate addon so sable.node ships none of
+ * them): one kernel of one variant at a time, to compare every variant with the serial reference.
+ */
+export interface KernelTestHooks {
+  setErrorClass(cls: new (code: never, message: string) => Error): void;
+  /** The variants this machine can run. */
+  availableIsas(): string[];
+  kernelDistance(isa: string, kernel: string, a: Float32Array, b: Float32Array | Uint8Array,
+    vmin?: Float32Array, scale?: Float32Array): number;
+  /** A batched code-scoring kernel (dot_u8_f32_batch, dot_u8_i8x2_batch) of one variant. */
+  kernelBatch(isa: string, kernel: string, args: {
+    codes: Uint8Array; stride: number; count: number; sel?: Uint32Array | null;
+    w?: Float32Array; hi?: Int8Array; lo?: Int8Array; s?: number;
+  }): Float32Array;
+  /**
+   * The bit-code kernel (bits_dot_u4_batch) of one variant; 64-bit words as Uint32Array
+   * pairs, low half first. out[i] = sum over k < 4 of 2^k popcount(code_i & plane_k).
+   */
+  kernelBits(isa: string, args: { planes: Uint32Array; codes: Uint32Array; words: number; count: number; sel?: Uint32Array | null }): Uint32Array;
+  /** The k-means assignment tile of one variant (keys: (l2 ? ||c||^2 : 0) - 2 <x, c>). */
+  kernelArgmin(isa: string, points: Float32Array, centroids: Float32Array, dim: number, l2: boolean):
+    { labels: Uint32Array; keys: Float32Array };
+  /** a (m x k) * w (n x k)^T + bias through one variant's gemm_f32_panels. */
+  kernelGemm(isa: string, a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
+  /** x through one variant's gelu_f32 or softmax_f32 (a copy). */
+  kernelElementwise(isa: string, kernel: 'gelu' | 'softmax', x: Float32Array): Float32Array;
 }
 
 export interface NativeModelConfig {
@@ -154,3 +163,14 @@ native.setErrorClass(SableError);
 checkNativeVocabulary(native.enumerations());
 const unregistered = native.errorCodes().filter((c) => !isErrorCode(c));
 if (unregistered.length > 0) throw new Error(`the native core raises codes missing from errors/codes.ts: ${unregistered.join(', ')}`);
+
+let kernelHooks: KernelTestHooks | undefined;
+/** Tests only: the kernel test hooks' addon, loaded on the first call (the service never loads it). */
+export function kernelTestHooks(): KernelTestHooks {
+  if (!kernelHooks) {
+    // dist/engine/native.js -> native/build/Release/sable_kernel_tests.node
+    kernelHooks = require('../../native/build/Release/sable_kernel_tests.node') as KernelTestHooks;
+    kernelHooks.setErrorClass(SableError);
+  }
+  return kernelHooks;
+}

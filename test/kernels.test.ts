@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { native } from '../dist/engine/native.js';
+import { kernelTestHooks, native } from '../dist/engine/native.js';
 import { Rng } from '../dist/testkit/rng.js';
 
 const F32 = ['l2sq_f32', 'ip_f32', 'cos_f32'];
@@ -19,7 +19,8 @@ function magnitude(a: Float32Array, b: Float32Array): number {
 }
 
 describe('kernels', () => {
-  const isas = native.availableIsas();
+  const hooks = kernelTestHooks();
+  const isas = hooks.availableIsas();
 
   it('runs on a detected instruction set, serial always available', () => {
     expect(isas).toContain('serial');
@@ -40,20 +41,20 @@ describe('kernels', () => {
         const mf = magnitude(a, b);
         const mq = magnitude(a, decoded);
         for (const k of F32) {
-          const want = native.kernelDistance('serial', k, a, b);
-          const got = native.kernelDistance(isa, k, a, b);
+          const want = hooks.kernelDistance('serial', k, a, b);
+          const got = hooks.kernelDistance(isa, k, a, b);
           if (!close(got, want, mf)) throw new Error(`${isa} ${k} d=${d}: ${got} != ${want}`);
           checked++;
         }
         for (const k of F16) {
-          const want = native.kernelDistance('serial', k, a, b);
-          const got = native.kernelDistance(isa, k, a, b);
+          const want = hooks.kernelDistance('serial', k, a, b);
+          const got = hooks.kernelDistance(isa, k, a, b);
           if (!close(got, want, mf)) throw new Error(`${isa} ${k} d=${d}: ${got} != ${want}`);
           checked++;
         }
         for (const k of SQ8) {
-          const want = native.kernelDistance('serial', k, a, code, vmin, scale);
-          const got = native.kernelDistance(isa, k, a, code, vmin, scale);
+          const want = hooks.kernelDistance('serial', k, a, code, vmin, scale);
+          const got = hooks.kernelDistance(isa, k, a, code, vmin, scale);
           if (!close(got, want, mq)) throw new Error(`${isa} ${k} d=${d}: ${got} != ${want}`);
           checked++;
         }
@@ -83,7 +84,7 @@ describe('kernels', () => {
         for (const withSel of [false, true]) {
           const count = withSel ? 23 : rows;
           const sel = withSel ? Uint32Array.from({ length: count }, (_, i) => (i === 0 ? rows - 1 : rng.int(rows))) : null;
-          const got = native.kernelBits(isa, { planes, codes, words, count, sel });
+          const got = hooks.kernelBits(isa, { planes, codes, words, count, sel });
           expect(got.length).toBe(count);
           for (let i = 0; i < count; i++) {
             const r = sel ? sel[i] : i;
@@ -120,10 +121,10 @@ describe('kernels', () => {
             const row = (i: number) => codes.subarray((sel ? sel[i] : i) * stride, ((sel ? sel[i] : i) + 1) * stride);
             const argsF = { codes, stride, count, sel, w };
             const argsI = { codes, stride, count, sel, hi, lo, s };
-            const wantF = native.kernelBatch('serial', 'dot_u8_f32_batch', argsF);
-            const gotF = native.kernelBatch(isa, 'dot_u8_f32_batch', argsF);
-            const wantI = native.kernelBatch('serial', 'dot_u8_i8x2_batch', argsI);
-            const gotI = native.kernelBatch(isa, 'dot_u8_i8x2_batch', argsI);
+            const wantF = hooks.kernelBatch('serial', 'dot_u8_f32_batch', argsF);
+            const gotF = hooks.kernelBatch(isa, 'dot_u8_f32_batch', argsF);
+            const wantI = hooks.kernelBatch('serial', 'dot_u8_i8x2_batch', argsI);
+            const gotI = hooks.kernelBatch(isa, 'dot_u8_i8x2_batch', argsI);
             expect(gotF.length).toBe(count);
             expect(gotI.length).toBe(count);
             for (let i = 0; i < count; i++) {
@@ -160,8 +161,8 @@ describe('kernels', () => {
               }
               return (l2 ? nn : 0) - 2 * dot;
             };
-            const want = native.kernelArgmin('serial', x, c, dim, l2);
-            const got = native.kernelArgmin(isa, x, c, dim, l2);
+            const want = hooks.kernelArgmin('serial', x, c, dim, l2);
+            const got = hooks.kernelArgmin(isa, x, c, dim, l2);
             for (let i = 0; i < n; i++) {
               let m = 0;
               for (let t = 0; t < dim; t++) m += x[i * dim + t] ** 2;
@@ -186,8 +187,8 @@ describe('kernels', () => {
         const a = Float32Array.from({ length: m * k }, () => rng.gauss());
         const w = Float32Array.from({ length: n * k }, () => rng.gauss());
         const bias = Float32Array.from({ length: n }, () => rng.gauss());
-        const got = native.kernelGemm(isa, a, w, bias, k);
-        const plain = native.kernelGemm(isa, a, w, null, k);
+        const got = hooks.kernelGemm(isa, a, w, bias, k);
+        const plain = hooks.kernelGemm(isa, a, w, null, k);
         expect(got.length).toBe(m * n);
         for (let i = 0; i < m; i++)
           for (let j = 0; j < n; j++) {
@@ -213,7 +214,7 @@ describe('kernels', () => {
     };
     const x = Float32Array.from({ length: 2001 + 3 }, (_, i) => (i - 1000) / 100); // -10..10, odd tail
     for (const isa of isas) {
-      const got = native.kernelElementwise(isa, 'gelu', x);
+      const got = hooks.kernelElementwise(isa, 'gelu', x);
       for (let i = 0; i < x.length; i++) {
         const want = 0.5 * x[i] * (1 + erf(x[i] / Math.SQRT2));
         if (Math.abs(got[i] - want) > 2e-6 * Math.max(1, Math.abs(x[i]))) throw new Error(`${isa} gelu(${x[i]}) = ${got[i]}, want ${want}`);
@@ -230,7 +231,7 @@ describe('kernels', () => {
         const e = Array.from(x, (v) => Math.exp(v - m));
         const sum = e.reduce((a, b) => a + b, 0);
         for (const isa of isas) {
-          const got = native.kernelElementwise(isa, 'softmax', x);
+          const got = hooks.kernelElementwise(isa, 'softmax', x);
           for (let i = 0; i < n; i++) {
             const want = e[i] / sum;
             // x - max is rounded to float first: a relative error of its size times 2^-23 in e^x.
@@ -245,30 +246,30 @@ describe('kernels', () => {
     const a = Float32Array.of(1, -2, 0.5, 3);
     const b = Float32Array.of(0.1, 1e-5, 70000, -0.333); // 0.1 and -0.333 round; 70000 overflows to inf
     const halves = Float32Array.of(0.0999755859375, 1.0013580322265625e-5, Infinity, -0.3330078125);
-    expect(native.kernelDistance('serial', 'ip_f16', a, b)).toBe(Infinity);
-    expect(native.kernelDistance('serial', 'ip_f32', a, halves)).toBe(Infinity);
+    expect(hooks.kernelDistance('serial', 'ip_f16', a, b)).toBe(Infinity);
+    expect(hooks.kernelDistance('serial', 'ip_f32', a, halves)).toBe(Infinity);
     const finite = Float32Array.of(0.1, 1e-5, 2, -0.333);
     const finiteHalves = Float32Array.of(0.0999755859375, 1.0013580322265625e-5, 2, -0.3330078125);
-    expect(native.kernelDistance('serial', 'l2sq_f16', a, finite)).toBeCloseTo(native.kernelDistance('serial', 'l2sq_f32', a, finiteHalves), 5);
-    expect(native.kernelDistance('serial', 'ip_f16', a, finite)).toBeCloseTo(native.kernelDistance('serial', 'ip_f32', a, finiteHalves), 5);
-    expect(native.kernelDistance('serial', 'ip_f16', a, finite)).not.toBeCloseTo(native.kernelDistance('serial', 'ip_f32', a, finite), 5);
+    expect(hooks.kernelDistance('serial', 'l2sq_f16', a, finite)).toBeCloseTo(hooks.kernelDistance('serial', 'l2sq_f32', a, finiteHalves), 5);
+    expect(hooks.kernelDistance('serial', 'ip_f16', a, finite)).toBeCloseTo(hooks.kernelDistance('serial', 'ip_f32', a, finiteHalves), 5);
+    expect(hooks.kernelDistance('serial', 'ip_f16', a, finite)).not.toBeCloseTo(hooks.kernelDistance('serial', 'ip_f32', a, finite), 5);
   });
 
   it('serial batched code scoring computes the textbook values', () => {
     const codes = Uint8Array.of(1, 2, 3, 4, 10, 20, 30, 40, 0, 255, 0, 1);
     const w = Float32Array.of(1, 0.5, -1, 2);
-    const f = native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 3, w });
+    const f = hooks.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 3, w });
     expect(Array.from(f)).toEqual([1 + 1 - 3 + 8, 10 + 10 - 30 + 80, 127.5 + 2]);
-    const g = native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 2, w, sel: Uint32Array.of(2, 0) });
+    const g = hooks.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 2, w, sel: Uint32Array.of(2, 0) });
     expect(Array.from(g)).toEqual([129.5, 7]);
     const hi = Int8Array.of(1, 0, -1, 2), lo = Int8Array.of(0, 64, 3, -5);
-    const q = native.kernelBatch('serial', 'dot_u8_i8x2_batch', { codes, stride: 4, count: 1, hi, lo, s: 0.5 });
+    const q = hooks.kernelBatch('serial', 'dot_u8_i8x2_batch', { codes, stride: 4, count: 1, hi, lo, s: 0.5 });
     // 128 * (1 - 3 + 8) + (128 + 9 - 20) = 885
     expect(q[0]).toBeCloseTo(0.5 * 885, 4);
-    expect(() => native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 4, w })).toThrow(
+    expect(() => hooks.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 4, w })).toThrow(
       expect.objectContaining({ code: 'invalid_argument' }),
     );
-    expect(() => native.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 1, w, sel: Uint32Array.of(3) })).toThrow(
+    expect(() => hooks.kernelBatch('serial', 'dot_u8_f32_batch', { codes, stride: 4, count: 1, w, sel: Uint32Array.of(3) })).toThrow(
       expect.objectContaining({ code: 'invalid_argument' }),
     );
   });
@@ -276,23 +277,23 @@ describe('kernels', () => {
   it('serial kernels compute the textbook values', () => {
     const a = Float32Array.of(1, 2, 3);
     const b = Float32Array.of(4, 5, 6);
-    expect(native.kernelDistance('serial', 'l2sq_f32', a, b)).toBeCloseTo(27, 5);
-    expect(native.kernelDistance('serial', 'ip_f32', a, b)).toBeCloseTo(32, 5);
-    expect(native.kernelDistance('serial', 'cos_f32', a, b)).toBeCloseTo(1 - 32 / Math.sqrt(14 * 77), 6);
-    expect(native.kernelDistance('serial', 'cos_f32', a, new Float32Array(3))).toBe(1);
+    expect(hooks.kernelDistance('serial', 'l2sq_f32', a, b)).toBeCloseTo(27, 5);
+    expect(hooks.kernelDistance('serial', 'ip_f32', a, b)).toBeCloseTo(32, 5);
+    expect(hooks.kernelDistance('serial', 'cos_f32', a, b)).toBeCloseTo(1 - 32 / Math.sqrt(14 * 77), 6);
+    expect(hooks.kernelDistance('serial', 'cos_f32', a, new Float32Array(3))).toBe(1);
     const code = Uint8Array.of(0, 255, 10);
     const vmin = Float32Array.of(0, -1, 1);
     const scale = Float32Array.of(1, 0.01, 0.5);
     // decoded: 0, 1.55, 6
-    expect(native.kernelDistance('serial', 'l2sq_sq8', a, code, vmin, scale)).toBeCloseTo(1 + 0.45 ** 2 + 9, 4);
-    expect(native.kernelDistance('serial', 'ip_sq8', a, code, vmin, scale)).toBeCloseTo(3.1 + 18, 4);
+    expect(hooks.kernelDistance('serial', 'l2sq_sq8', a, code, vmin, scale)).toBeCloseTo(1 + 0.45 ** 2 + 9, 4);
+    expect(hooks.kernelDistance('serial', 'ip_sq8', a, code, vmin, scale)).toBeCloseTo(3.1 + 18, 4);
   });
 
   it('rejects wrong arguments with a coded error, not a crash', () => {
-    expect(() => native.kernelDistance('serial', 'l2sq_f32', Float32Array.of(1), Float32Array.of(1, 2))).toThrow(
+    expect(() => hooks.kernelDistance('serial', 'l2sq_f32', Float32Array.of(1), Float32Array.of(1, 2))).toThrow(
       expect.objectContaining({ code: 'invalid_argument' }),
     );
-    expect(() => native.kernelDistance('quantum', 'l2sq_f32', Float32Array.of(1), Float32Array.of(1))).toThrow(
+    expect(() => hooks.kernelDistance('quantum', 'l2sq_f32', Float32Array.of(1), Float32Array.of(1))).toThrow(
       expect.objectContaining({ code: 'invalid_argument' }),
     );
   });

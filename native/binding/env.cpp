@@ -1,7 +1,15 @@
 #include "env.h"
-#include "../core/memory.h"
 
 namespace sable::binding {
+
+void init_env(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData(new EnvData());
+  exports.Set("setErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    if (!info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), "setErrorClass takes a class");
+    info.Env().GetInstanceData<EnvData>()->error_class = Napi::Persistent(info[0].As<Napi::Function>());
+    return info.Env().Undefined();
+  }));
+}
 
 void throw_js(Napi::Env env, Code code, const std::string& message) {
   EnvData* data = env.GetInstanceData<EnvData>();
@@ -49,26 +57,3 @@ std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* nam
 }
 
 }  // namespace sable::binding
-
-namespace {
-
-Napi::Object init(Napi::Env env, Napi::Object exports) {
-  sable::fix_mmap_threshold();
-  auto* data = new sable::binding::EnvData();
-  env.SetInstanceData(data);
-  exports.Set("setErrorClass", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
-    if (!info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), "setErrorClass takes a class");
-    info.Env().GetInstanceData<sable::binding::EnvData>()->error_class = Napi::Persistent(info[0].As<Napi::Function>());
-    return info.Env().Undefined();
-  }));
-  sable::binding::register_kernels(env, exports);
-  sable::binding::register_vocabulary(env, exports);
-  sable::binding::register_segments(env, exports);
-  sable::binding::register_model(env, exports);
-  sable::binding::register_text(env, exports);
-  return exports;
-}
-
-}  // namespace
-
-NODE_API_MODULE(sable, init)

@@ -13,6 +13,10 @@ struct EnvData {
   Napi::FunctionReference error_class;
 };
 
+// An addon's first step on a new environment (sable.node, and the kernel test hooks' addon): its
+// EnvData, and setErrorClass(cls) to hand in the error class.
+void init_env(Napi::Env env, Napi::Object exports);
+
 // Throws a JS error with a string `code` (the injected class, constructed as (code, message),
 // when set, else Error).
 [[noreturn]] void throw_js(Napi::Env env, Code code, const std::string& message);
@@ -26,7 +30,6 @@ Napi::Float32Array float32_arg(const Napi::CallbackInfo& info, size_t i, const c
 uint32_t uint32_arg(const Napi::CallbackInfo& info, size_t i, const char* name);
 std::string string_arg(const Napi::CallbackInfo& info, size_t i, const char* name);
 
-void register_kernels(Napi::Env env, Napi::Object exports);
 // errorCodes() and enumerations(): the core's names, for the TypeScript registry and vocabulary.
 void register_vocabulary(Napi::Env env, Napi::Object exports);
 void register_segments(Napi::Env env, Napi::Object exports);

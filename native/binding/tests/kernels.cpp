@@ -1,6 +1,8 @@
-// Kernel entry points for tests and receipts: which ISA runs, which are available, and one
-// distance, one batch of code scores, one assignment tile or one matrix product through a chosen variant (to compare
-// every variant with the serial reference).
+// sable_kernel_tests.node, the kernel test hooks: which variants this machine can run, and one
+// distance, one batch of code scores, one assignment tile, one matrix product or one element-wise
+// kernel through a chosen variant, to compare every variant with the serial reference
+// (test/kernels.test.ts, loaded through engine/native.ts's kernelTestHooks). A separate addon so
+// sable.node ships none of this; it links the same sable_core.
 #include "kernels/kernels.h"
 #include "kernels/half.h"
 
@@ -10,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "env.h"
+#include "../env.h"
 #include "kernels/pack.h"
 
 namespace sable::binding {
@@ -257,10 +259,14 @@ Napi::Value kernel_elementwise(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void register_kernels(Napi::Env env, Napi::Object exports) {
-  exports.Set("activeIsa", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
-    return Napi::String::New(info.Env(), isa_name(active_kernels().isa));
-  }));
+}  // namespace sable::binding
+
+namespace {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  using namespace sable;
+  using namespace sable::binding;
+  init_env(env, exports);
   exports.Set("availableIsas", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
     Napi::Array out = Napi::Array::New(info.Env());
     uint32_t i = 0;
@@ -274,6 +280,9 @@ void register_kernels(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
   exports.Set("kernelGemm", Napi::Function::New(env, kernel_gemm));
   exports.Set("kernelElementwise", Napi::Function::New(env, kernel_elementwise));
+  return exports;
 }
 
-}  // namespace sable::binding
+}  // namespace
+
+NODE_API_MODULE(sable_kernel_tests, init)
