@@ -10,8 +10,8 @@ import { SableError } from '../errors/codes.js';
 import { FileError } from '../errors/job-errors.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { failedFile, newFile, type FileRecord, type JobRecord } from '../jobs/records.js';
-import { finish, Interrupted, type JobContext, type JobHandler } from '../jobs/runner.js';
+import { concludeFromFiles, failedFile, finish, isOpen, newFile, restartedFile, startedFile, type FileRecord, type JobRecord } from '../jobs/records.js';
+import { Interrupted, type JobContext, type JobHandler } from '../jobs/runner.js';
 import { storageKeyOf } from '../jobs/uploads.js';
 import { IdSet } from './id-set.js';
 import type { ParquetLoader } from './parquet-file-loader.js';
@@ -70,10 +70,7 @@ export class ParquetLoadHandler implements JobHandler {
   /** A file that was loading when the job stopped starts over. */
   private async resume(job: JobRecord): Promise<void> {
     const processing = (await this.queue.files(job.job_id)).filter((f) => f.status === 'processing');
-    await this.queue.put(
-      { ...job, message: 'resumed after the service restarted' },
-      processing.map((f) => ({ ...f, status: 'pending', retry_count: f.retry_count + 1, status_reason: 'restarted after the service stopped' })),
-    );
+    await this.queue.put({ ...job, message: 'resumed after the service restarted' }, processing.map(restartedFile));
   }
 
   private async loadFiles(job: JobRecord, record: DatasetRecord, t0: number, ctx: JobContext): Promise<void> {
@@ -91,12 +88,7 @@ export class ParquetLoadHandler implements JobHandler {
       if (ctx.stopping()) throw new Interrupted();
       const fileT0 = Date.now();
       const step = `${job.validate_only ? 'validating' : 'loading'} ${file.file_name} (${index + 1} of ${pendingFiles.length})`;
-      await this.queue.updateFileAndJob(
-        jobId,
-        file.uuid,
-        (f) => ({ ...f, status: 'processing', started_at: new Date().toISOString(), status_reason: null }),
-        (j) => ({ ...j, current_step: step }),
-      );
+      await this.queue.updateFileAndJob(jobId, file.uuid, startedFile, (j) => ({ ...j, current_step: step }));
       let staged;
       try {
         staged = await this.objects.stage(storageKeyOf(file));
@@ -157,19 +149,10 @@ export class ParquetLoadHandler implements JobHandler {
       doneBytes += file.file_size_bytes;
     }
 
-    const files = await this.queue.files(jobId);
-    const failed = files.filter((f) => f.status === 'failed');
-    const completed = files.filter((f) => f.status === 'completed');
+    const { completed, failed, error } = concludeFromFiles(await this.queue.files(jobId));
     await this.queue.update(jobId, (j) => {
-      const errors = failed.length > 0
-        ? {
-            type: failed.length === 1 ? failed[0].error_type! : ('files_failed' as const),
-            message: failed.length === 1 ? `${failed[0].file_name}: ${failed[0].error_message}` : `${failed.length} of ${files.length} files failed`,
-            files: failed.map((f) => ({ file_id: f.uuid, file_name: f.file_name, error_type: f.error_type ?? 'internal', error_message: f.error_message ?? '' })),
-          }
-        : null;
-      if (completed.length === 0) return finish(j, 'failed', errors ?? { type: 'no_files', message: 'no file was confirmed for this job' }, t0);
-      const done = finish(j, 'completed', errors, t0);
+      if (completed.length === 0) return finish(j, 'failed', error ?? { type: 'no_files', message: 'no file was confirmed for this job' }, t0);
+      const done = finish(j, 'completed', error, t0);
       done.message = `${j.validate_only ? 'validated' : 'loaded'} ${completed.length} file(s), ${j.vectors_inserted} vectors` + (failed.length > 0 ? `; ${failed.length} file(s) failed` : '');
       return done;
     });
@@ -179,7 +162,7 @@ export class ParquetLoadHandler implements JobHandler {
   private async failRemaining(jobId: string, type: 'dataset_unavailable', message: string): Promise<void> {
     const files = await this.queue.files(jobId);
     const job = await this.queue.get(jobId);
-    await this.queue.put(job!, files.filter((f) => f.status === 'pending' || f.status === 'processing').map((f) => failedFile(f, type, message)));
+    await this.queue.put(job!, files.filter(isOpen).map((f) => failedFile(f, type, message)));
   }
 }
 

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import type { Database } from 'lmdb';
 import type { ControlStore } from '../catalog/store.js';
 import type { IdempotencyKey, JobPage, JobQueue } from './queue.js';
-import type { FileRecord, JobKind, JobRecord } from './records.js';
+import { isActive, type FileRecord, type JobKind, type JobRecord } from './records.js';
 
 export class LmdbJobQueue implements JobQueue {
   private readonly jobs: Database<JobRecord, string>;
@@ -135,7 +135,7 @@ export class LmdbJobQueue implements JobQueue {
   private firstRunnable(kinds: readonly JobKind[]): JobRecord | undefined {
     const now = Date.now();
     return this.all()
-      .filter((j) => j.confirmed && kinds.includes(j.kind) && (j.status === 'pending' || (j.status === 'running' && lapsed(j, now))))
+      .filter((j) => j.confirmed && kinds.includes(j.kind) && isActive(j) && (j.status === 'pending' || lapsed(j, now)))
       .sort((a, b) => (a.queued_at ?? a.created_at).localeCompare(b.queued_at ?? b.created_at))[0];
   }
 

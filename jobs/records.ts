@@ -100,9 +100,63 @@ export interface FileRecord {
   uploaded_at: string | null;
 }
 
+/** The job is not over: it waits to be taken, or a runner holds it (or held it and died). */
+export function isActive(job: Pick<JobRecord, 'status'>): boolean {
+  return job.status === 'pending' || job.status === 'running';
+}
+
+/** The file has not reached an end state: a job that ends now ends it too. */
+export function isOpen(file: Pick<FileRecord, 'status'>): boolean {
+  return file.status === 'pending' || file.status === 'processing';
+}
+
+/** The file is taken: it is processing from now on. */
+export function startedFile(f: FileRecord): FileRecord {
+  return { ...f, status: 'processing', started_at: new Date().toISOString(), status_reason: null };
+}
+
+/** The file was processing when its job stopped: it waits to start over, counted as a retry. */
+export function restartedFile(f: FileRecord): FileRecord {
+  return { ...f, status: 'pending', retry_count: f.retry_count + 1, status_reason: 'restarted after the service stopped' };
+}
+
 /** The file ended in failure: its reason is the error's type. */
 export function failedFile(f: FileRecord, type: JobErrorType, message: string): FileRecord {
   return { ...f, status: 'failed', status_reason: type, error_type: type, error_message: message, completed_at: new Date().toISOString() };
+}
+
+/** The job in an end state; its lease is dropped. */
+export function finish(j: JobRecord, status: 'completed' | 'failed', error: JobRecord['error_details'], t0?: number): JobRecord {
+  const next: JobRecord = {
+    ...j,
+    status,
+    error_details: error,
+    completed_at: new Date().toISOString(),
+    current_step: null,
+    lease_owner: null,
+    lease_expires_at: 0,
+  };
+  if (t0 !== undefined) next.processing_time_seconds = (Date.now() - t0) / 1000;
+  if (status === 'completed') next.progress_percentage = 100;
+  if (status === 'failed') next.message = error?.message ?? 'failed';
+  return next;
+}
+
+/**
+ * How a job's files ended, and the job's error they make: the failed file's own when one
+ * failed, `files_failed` with each failed file when several did, null when none did. Each
+ * kind's handler words its own ending from these.
+ */
+export function concludeFromFiles(files: FileRecord[]): { completed: FileRecord[]; failed: FileRecord[]; skipped: FileRecord[]; error: JobError | null } {
+  const failed = files.filter((f) => f.status === 'failed');
+  const error: JobError | null = failed.length > 0
+    ? {
+        type: failed.length === 1 ? failed[0].error_type! : 'files_failed',
+        message: failed.length === 1 ? `${failed[0].file_name}: ${failed[0].error_message}` : `${failed.length} of ${files.length} files failed`,
+        files: failed.map((f) => ({ file_id: f.uuid, file_name: f.file_name, error_type: f.error_type ?? 'internal', error_message: f.error_message ?? '' })),
+      }
+    : null;
+  return { completed: files.filter((f) => f.status === 'completed'), failed, skipped: files.filter((f) => f.status === 'skipped'), error };
 }
 
 export function publicJob(j: JobRecord) {

@@ -9,7 +9,10 @@ import { SableError } from '../errors/codes.js';
 import type { JobErrorType } from '../errors/job-errors.js';
 import type { JobQueue } from './queue.js';
 import { UPLOAD_URL_SECONDS } from '../objects/object-store.js';
-import { failedFile, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
+import { failedFile, finish, isActive, isOpen, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
+
+// The job's end state is the records' transition; callers that took it from the runner still find it here.
+export { finish } from './records.js';
 
 export interface JobContext {
   /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
@@ -102,7 +105,7 @@ export class JobRunner {
     if (job.status === 'completed' && !everyFileFailed) {
       throw new SableError('job_not_retryable', `job ${job.job_id} completed; only failed or cancelled jobs can be retried`);
     }
-    if (job.status === 'pending' || job.status === 'running') throw new SableError('job_not_retryable', `job ${job.job_id} is still ${job.status}`);
+    if (isActive(job)) throw new SableError('job_not_retryable', `job ${job.job_id} is still ${job.status}`);
     const handler = this.handlerOf(job);
     const created = newJob({ kind: job.kind, orgId: job.org_id, datasetId: job.dataset_id, validateOnly: job.validate_only, idempotencyKey: null, retryOf: job.job_id });
     const copies = await handler.filesForRetry(job, created);
@@ -213,7 +216,7 @@ export class JobRunner {
     try {
       const job = await this.queue.get(jobId);
       if (!job) return;
-      const open = (await this.queue.files(jobId)).filter((f) => f.status === 'pending' || f.status === 'processing');
+      const open = (await this.queue.files(jobId)).filter(isOpen);
       const ended = finish(job, 'failed', { type, message });
       await this.queue.put(ended, open.map((f) => failedFile(f, type, message)));
       await this.handlers.get(job.kind)?.abandoned?.(ended);
@@ -221,21 +224,4 @@ export class JobRunner {
       console.error(`sable: job ${jobId}: its failure was not recorded:`, e);
     }
   }
-}
-
-/** The job in an end state; its lease is dropped. */
-export function finish(j: JobRecord, status: 'completed' | 'failed', error: JobRecord['error_details'], t0?: number): JobRecord {
-  const next: JobRecord = {
-    ...j,
-    status,
-    error_details: error,
-    completed_at: new Date().toISOString(),
-    current_step: null,
-    lease_owner: null,
-    lease_expires_at: 0,
-  };
-  if (t0 !== undefined) next.processing_time_seconds = (Date.now() - t0) / 1000;
-  if (status === 'completed') next.progress_percentage = 100;
-  if (status === 'failed') next.message = error?.message ?? 'failed';
-  return next;
 }

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import { SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
-import type { JobRecord } from '../../jobs/records.js';
+import { isActive, type JobRecord } from '../../jobs/records.js';
 import { checkSchedule, nextRunAt, type Scheduled } from '../../jobs/scheduler.js';
 import type { IngestJobs } from '../jobs.js';
 import type { ScheduleCreate, SchedulePatch } from '../requests.js';
@@ -136,7 +136,7 @@ export class ScheduleService {
   private async busy(s: ScheduleRecord): Promise<JobRecord | null> {
     if (!s.active_job_id) return null;
     const job = await this.jobs.get(s.active_job_id);
-    return job && (job.status === 'pending' || job.status === 'running') ? job : null;
+    return job && isActive(job) ? job : null;
   }
 }
 

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { compileBody, type BodyCheck } from '../../contract/validation.js';
 import { badRequest, SableError } from '../../errors/codes.js';
 import type { JobQueue } from '../../jobs/queue.js';
+import { isActive } from '../../jobs/records.js';
 import type { Connectors } from '../connectors/connector.js';
 import type { SourceCreate, SourcePatch } from '../requests.js';
 import type { ScheduleRecords } from '../schedules/store.js';
@@ -121,7 +122,7 @@ export class SourceService {
   async references(orgId: string, id: string): Promise<References> {
     this.get(orgId, id);
     const schedules = this.schedules.ofSource(id).filter((s) => s.enabled);
-    const active = (await this.jobs.ofSource(id)).filter((j) => j.status === 'pending' || j.status === 'running');
+    const active = (await this.jobs.ofSource(id)).filter(isActive);
     return { schedules: schedules.map((s) => ({ id: s.id, name: s.name })), schedule_count: schedules.length, active_job_count: active.length, in_use: schedules.length + active.length > 0 };
   }
 
