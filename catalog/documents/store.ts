@@ -95,6 +95,41 @@ export class DocumentStore {
     });
   }
 
+  // A document's life in a sync, one transition each: `begin` (processing for a job), `bound`
+  // (which of its chunk ids may be in the index), then `ready` or `fail`. Each writes the record
+  // and resolves with it.
+
+  /** A job starts on the document: processing, with what the job's file says of it now (a URL the source did not give keeps the one known). */
+  async begin(doc: DocumentRecord, o: { job_id: string; size_bytes: number; content_type: string; url: string | null | undefined }): Promise<DocumentRecord> {
+    const next: DocumentRecord = { ...doc, status: 'processing', job_id: o.job_id, size_bytes: o.size_bytes, content_type: o.content_type, url: o.url ?? doc.url };
+    await this.put(next);
+    return next;
+  }
+
+  /**
+   * While it is processing, chunk_count bounds the chunk ids that may be in the index (the old
+   * version's and the new one's), so a failure or a crash at any point can take them all out.
+   */
+  async bound(doc: DocumentRecord, chunks: number): Promise<DocumentRecord> {
+    const next: DocumentRecord = { ...doc, chunk_count: Math.max(doc.chunk_count, chunks) };
+    await this.put(next);
+    return next;
+  }
+
+  /** Its chunks are indexed: searchable, with what parsing found and what it was made from. */
+  async ready(doc: DocumentRecord, o: Pick<DocumentRecord, 'title' | 'format' | 'content_hash' | 'version' | 'chunk_count' | 'tokens' | 'pages' | 'storage_key'>): Promise<DocumentRecord> {
+    const next: DocumentRecord = { ...doc, status: 'ready', ...o, error_type: null, error_message: null };
+    await this.put(next);
+    return next;
+  }
+
+  /** It failed: none of its chunks count any more (the caller took them out of the index); the original stays kept under `storageKey`. */
+  async fail(doc: DocumentRecord, error: { type: string; message: string }, storageKey: string | null = doc.storage_key): Promise<DocumentRecord> {
+    const next: DocumentRecord = { ...doc, status: 'failed', chunk_count: 0, storage_key: storageKey, error_type: error.type, error_message: error.message };
+    await this.put(next);
+    return next;
+  }
+
   async remove(docs: DocumentRecord[]): Promise<void> {
     await this.store.write(() => {
       for (const d of docs) {
