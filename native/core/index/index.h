@@ -9,7 +9,7 @@
 #include "../bitset.h"
 #include "../common.h"
 #include "../topk.h"
-#include "../vector_store.h"
+#include "../codes/vector_store.h"
 
 namespace sable {
 

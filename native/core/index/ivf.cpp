@@ -31,7 +31,7 @@ constexpr double kTuneTargetRecall = 0.962;
 // Codes of the list kPrefetchAhead places ahead prefetched (up to kPrefetchBytes) while one is scanned.
 constexpr size_t kPrefetchBytes = 4096;
 constexpr size_t kPrefetchAhead = 2;
-// Bit codes: how many error bounds (bit_codes.h) below its estimate a row's distance may be and
+// Bit codes: how many error bounds (codes/bit_codes.h) below its estimate a row's distance may be and
 // still be re-scored. The paper's 1.9 keeps the top k exact with high probability, up to the
 // default nprobe. A caller asking for more lists asks for more recall, which 1.9 bounds then cap:
 // recall stopped at 0.9973 (debian-minilm) and 0.9957 (synthetic 768-d) at any nprobe, the few
@@ -580,7 +580,7 @@ std::pair<size_t, size_t> IvfIndex::scan_list_bits(const VectorStore& store, con
                                                    const Bitset* allow, float confidence, Scratch& s, TopK& out) const {
   const uint32_t l = pr.list;
   const uint32_t begin = offsets_[l], end = offsets_[l + 1];
-  // The list's own term (see bit_codes.h) from its coarse key (see coarse_keys):
+  // The list's own term (see codes/bit_codes.h) from its coarse key (see coarse_keys):
   //   l2: ||q||^2 - 2 <q, c> = key - 2 <q, vmin> + ||q||^2 - ||c||^2   ip/cosine: -<q, c> = key - <q, vmin>
   const float list_term = metric_ == Metric::L2 ? pr.key - 2 * s.coarse.q_vmin + s.qq - centroid_bias_[l]
                                                 : pr.key - s.coarse.q_vmin;

@@ -1,5 +1,5 @@
 // Inverted file index: k-means lists holding row ids and SQ8 codes of the residuals
-// (row - list centroid), contiguous per list, or one-bit codes of them (bit_codes.h; `sable`
+// (row - list centroid), contiguous per list, or one-bit codes of them (codes/bit_codes.h; `sable`
 // segments past a size: each scanned row re-scored exactly when its estimate's lower bound
 // could enter the top k). A query ranks the lists by brute force over the
 // centroids' own SQ8 codes, scans the nearest `nprobe` lists' codes for the best `rerank_depth`
@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "../bit_codes.h"
-#include "../sq8.h"
+#include "../codes/bit_codes.h"
+#include "../codes/sq8.h"
 #include "index.h"
 #include "kmeans.h"
 

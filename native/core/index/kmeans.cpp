@@ -8,7 +8,7 @@
 
 #include "../kernels/kernels.h"
 #include "../kernels/pack.h"
-#include "../vector_store.h"
+#include "../codes/vector_store.h"
 
 namespace sable {
 

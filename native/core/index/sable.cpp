@@ -1,5 +1,5 @@
 // The default index: an IVF (ivf.h) trained two-level (cheaper than `ivf`'s flat k-means), SQ8
-// residual codes scanned with integer dot products (one-bit codes, bit_codes.h, in segments of
+// residual codes scanned with integer dot products (one-bit codes, codes/bit_codes.h, in segments of
 // 20,000 rows and more of 256 dimensions and more), and exact re-ranking. Beyond kGraphMinLists lists the nearest
 // lists are found through a small HNSW graph over the centroids instead of a scan of their codes.
 //

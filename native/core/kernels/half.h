@@ -1,4 +1,4 @@
-// IEEE 754 half precision <-> float, portable (no F16C needed): the f16 row store (vector_store.h)
+// IEEE 754 half precision <-> float, portable (no F16C needed): the f16 row store (codes/vector_store.h)
 // and the serial f16 kernels use these; the SIMD kernels convert with their own instructions.
 #pragma once
 #include <cstdint>

@@ -91,7 +91,7 @@ struct KernelTable {
   void (*gelu_f32)(float* x, size_t n);
   // x <- softmax(x) over n values (relative error about 1e-6).
   void (*softmax_f32)(float* x, size_t n);
-  // Bit codes against a 4-bit query (bit_codes.h): out[i] = sum over k < 4 of
+  // Bit codes against a 4-bit query (codes/bit_codes.h): out[i] = sum over k < 4 of
   // 2^k * popcount(code_i & planes[k]), code_i = codes + (sel ? sel[i] : i) * words 64-bit words,
   // planes 4 x words words (plane k holds bit k of every query coordinate).
   void (*bits_dot_u4_batch)(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,

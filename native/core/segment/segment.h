@@ -12,7 +12,7 @@
 
 #include "../columns/column.h"
 #include "../index/index.h"
-#include "../vector_store.h"
+#include "../codes/vector_store.h"
 #include "id_table.h"
 
 namespace sable {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "io.h"
-#include "kernels/kernels.h"
+#include "../io.h"
+#include "../kernels/kernels.h"
 
 namespace sable {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common.h"
-#include "kernels/kernels.h"
+#include "../common.h"
+#include "../kernels/kernels.h"
 
 namespace sable {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/half.h"
+#include "../kernels/half.h"
 
 namespace sable {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "io.h"
-#include "kernels/kernels.h"
+#include "../io.h"
+#include "../kernels/kernels.h"
 
 namespace sable {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common.h"
+#include "../common.h"
 
 namespace sable {
 
