@@ -17,10 +17,13 @@ const Id = Type.String({ minLength: 1, maxLength: 128 });
 /** Caller-chosen run ids travel in URLs and SSE `id:` lines: no spaces, no slashes. */
 export const RUN_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 
+/** Chunks a search of a question retrieves when the question names no top_k. */
+export const DEFAULT_ANSWER_TOP_K = 5;
+
 export const IntelligenceQuery = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 8000, description: 'the question' }),
   dataset_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 100, description: 'scope; omitted: every dataset of the organization (or the session\'s dataset)' })),
-  top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'chunks to retrieve per search' })),
+  top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: DEFAULT_ANSWER_TOP_K, description: 'chunks to retrieve per search' })),
   conversation_history: Type.Optional(
     Type.Array(Type.Object({ role: StringEnum(['user', 'assistant'] as const), content: Type.String({ maxLength: 32_000 }) }), { maxItems: 100 }),
   ),

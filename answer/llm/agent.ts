@@ -5,53 +5,9 @@
  * written afterwards from the numbered sources, so its citations can be checked.
  */
 import type { Budget } from '../budget.js';
-import { chatStream, type ChatMessage, type ToolCall, type ToolDefinition } from './chat-client.js';
+import { chatStream, type ChatMessage, type ToolCall } from './chat-client.js';
+import { AGENT_TOOLS } from './model-tools.js';
 import type { GenerativeModel } from '../synthesis/generative.js';
-
-export const AGENT_TOOLS: ToolDefinition[] = [
-  {
-    type: 'function',
-    function: {
-      name: 'search',
-      description: 'Search the datasets for passages relevant to a query. Filters must name fields of the dataset; range operators need numeric fields.',
-      parameters: {
-        type: 'object',
-        properties: {
-          query: { type: 'string' },
-          dataset_id: { type: 'string', description: 'one dataset (default: all in scope)' },
-          filters: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, op: { type: 'string', enum: ['eq', 'in', 'gt', 'gte', 'lt', 'lte'] }, value: {}, values: { type: 'array' } }, required: ['field', 'op'] } },
-        },
-        required: ['query'],
-      },
-    },
-  },
-  {
-    type: 'function',
-    function: {
-      name: 'read_document',
-      description: 'Read a whole document, all its chunks in order.',
-      parameters: { type: 'object', properties: { dataset_id: { type: 'string' }, document_id: { type: 'string' } }, required: ['dataset_id', 'document_id'] },
-    },
-  },
-  {
-    type: 'function',
-    function: {
-      name: 'compute',
-      description: 'count, sum, avg, min or max of a numeric field over the rows the filters admit, optionally grouped by a field.',
-      parameters: {
-        type: 'object',
-        properties: {
-          dataset_id: { type: 'string' },
-          op: { type: 'string', enum: ['count', 'sum', 'avg', 'min', 'max'] },
-          field: { type: 'string' },
-          group_by: { type: 'string' },
-          filters: { type: 'array', items: { type: 'object' } },
-        },
-        required: ['dataset_id', 'op'],
-      },
-    },
-  },
-];
 
 export interface AgentHooks {
   /** Runs one tool call (already counted as a step) and returns what the model reads back. */

@@ -4,7 +4,7 @@
  * count needs a numeric field, a group needs a field. What fails is dropped with its reason (for
  * the trace), never sent to the engine to fail there.
  */
-import type { AdvancedFilter } from '../../engine/index.js';
+import { FILTER_OPS, RANGE_OPS, type AdvancedFilter } from '../../engine/index.js';
 import type { DatasetView } from './dataset-view.js';
 
 export const COMPUTE_OPS = ['count', 'sum', 'avg', 'min', 'max'] as const;
@@ -16,8 +16,8 @@ export interface ComputeSpec {
   group_by?: string;
 }
 
-const RANGE = new Set(['gt', 'gte', 'lt', 'lte']);
-const OPS = new Set(['eq', 'in', ...RANGE]);
+const RANGE = new Set<string>(RANGE_OPS);
+const OPS = new Set<string>(FILTER_OPS);
 
 export interface Checked<T> {
   kept: T[];
@@ -52,7 +52,7 @@ function filterProblem(view: DatasetView, f: AdvancedFilter): string | null {
 }
 
 export function computeProblem(view: DatasetView, c: ComputeSpec): string | null {
-  if (!(COMPUTE_OPS as readonly string[]).includes(c.op)) return `unknown aggregate '${String(c.op)}' (count, sum, avg, min, max)`;
+  if (!(COMPUTE_OPS as readonly string[]).includes(c.op)) return `unknown aggregate '${String(c.op)}' (${COMPUTE_OPS.join(', ')})`;
   if (c.op !== 'count') {
     if (!c.field) return `${c.op} needs a field`;
     const f = view.fields.get(c.field);
