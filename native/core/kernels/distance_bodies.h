@@ -5,10 +5,11 @@
 // instantiations are different functions, and the linker can never fold them into one and run
 // AVX-512 instructions on a CPU with AVX2 only.
 //
-// Shape, in lanes of L floats: four independent accumulators over 4L at a time (FMA latency),
-// then one 2L step and one L step, then one masked step for the last d % L (no element past d is
-// ever read; masked-off lanes load as zero and add nothing), one horizontal sum at the end. The
-// order of every addition is fixed by this code, so results do not depend on how it is shared.
+// In lanes of L floats: independent accumulators to hide FMA latency (four over 4L at a time, then
+// one 2L and one L step, for l2sq and ip; two per sum over 2L for cos and the half rows), one
+// masked step for the last d % L (no element past d is ever read; masked-off lanes load as zero
+// and add nothing), one horizontal sum at the end. Every addition's order is fixed here, the
+// same for both instruction sets as before they shared this code, so results are unchanged.
 //
 // Ln provides, as static members:
 //   V, L                      the vector type and its float lanes
