@@ -1,4 +1,4 @@
-// The sable index's one-bit codes (native/core/bit_codes.h): segments of 20,000 rows and more
+// The sable index's one-bit codes (native/core/codes/bit_codes.h): segments of 20,000 rows and more
 // of 256 dimensions and more keep a bit per rotated coordinate instead of SQ8 bytes. Recall at
 // the default setting against the exact oracle and with every list, filters, the receipt's estimated recall, the
 // memory they save, and a snapshot that reopens with the same answers.

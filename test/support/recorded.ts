@@ -1,49 +1,13 @@
 // `sable serve` as a child process with everything it writes kept (stdout and stderr, whole),
 // and an HTTP client that keeps every answer it gets (status, headers, body), so a test can
 // search all the service said for what it must never say.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { serve, type Served } from './serve.js';
 
-const cli = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
+export type RecordedService = Served;
 
-export interface RecordedService {
-  child: ChildProcess;
-  url: string;
-  /** Everything written so far. */
-  stdout(): string;
-  stderr(): string;
-  /** SIGTERM, then waits for the exit (the output is complete after it). */
-  stop(): Promise<void>;
-}
-
+/** `sable serve` with `args`, everything it writes kept whole (the one launcher, support/serve.ts). */
 export function serveRecorded(args: string[], env: Record<string, string>): Promise<RecordedService> {
-  const child = spawn(process.execPath, [cli, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  child.stdout!.on('data', (c: Buffer) => out.push(c));
-  child.stderr!.on('data', (c: Buffer) => err.push(c));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stdout = () => Buffer.concat(out).toString('utf8');
-  const stderr = () => Buffer.concat(err).toString('utf8');
-  return new Promise((resolve, reject) => {
-    const onData = () => {
-      const m = /sable listening on (\S+)/.exec(stdout());
-      if (!m) return;
-      child.stdout!.off('data', onData);
-      resolve({
-        child,
-        url: m[1],
-        stdout,
-        stderr,
-        async stop() {
-          if (child.exitCode === null) child.kill('SIGTERM');
-          await exited;
-        },
-      });
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`sable serve exited with ${code}: ${stdout()} ${stderr()}`)));
-  });
+  return serve(null, env, { args });
 }
 
 export interface Exchange {
