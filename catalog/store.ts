@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type Key, type RootDatabase } from 'lmdb';
 import type { DatasetRecord } from './datasets/record.js';
 import { DecodedCache } from './decoded-cache.js';
 
@@ -27,6 +27,31 @@ export interface KeyRecord {
   revoked_at: string | null;
 }
 
+/**
+ * control.mdb's layout: every sub-database of every record kind, named once (the names are on
+ * disk: renaming one loses its records). Each layer opens its own through `ControlStore.open`.
+ */
+export const CONTROL_DATABASES = {
+  orgs: 'orgs',
+  keys: 'keys',
+  datasets: 'datasets',
+  externalIds: 'external_ids',
+  secrets: 'secrets',
+  documents: 'documents',
+  documentItems: 'document_items',
+  sources: 'sources',
+  schedules: 'schedules',
+  connections: 'connections',
+  connectionStates: 'connection_states',
+  jobs: 'jobs',
+  jobFiles: 'job_files',
+  jobIdempotency: 'job_idempotency',
+  sessions: 'sessions',
+  sessionMessages: 'session_messages',
+  sessionEvents: 'session_events',
+} as const;
+export type ControlDatabase = keyof typeof CONTROL_DATABASES;
+
 export class ControlStore {
   readonly root: RootDatabase;
   readonly orgs: Database<OrgRecord, string>;
@@ -42,12 +67,17 @@ export class ControlStore {
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.root = open({ path: join(dataDir, 'control.mdb'), maxDbs: 64, compression: false });
-    this.orgs = this.root.openDB({ name: 'orgs' });
-    this.keys = this.root.openDB({ name: 'keys' });
-    this.datasets = this.root.openDB({ name: 'datasets' });
-    this.externalIds = this.root.openDB({ name: 'external_ids' });
+    this.orgs = this.open('orgs');
+    this.keys = this.open('keys');
+    this.datasets = this.open('datasets');
+    this.externalIds = this.open('externalIds');
     this.keysRead = new DecodedCache(this.keys);
     this.datasetsRead = new DecodedCache(this.datasets);
+  }
+
+  /** One sub-database of the layout above. */
+  open<V, K extends Key>(db: ControlDatabase): Database<V, K> {
+    return this.root.openDB<V, K>({ name: CONTROL_DATABASES[db] });
   }
 
   write<T>(fn: () => T): Promise<T> {

@@ -19,9 +19,9 @@ export class LmdbJobQueue implements JobQueue {
   private readonly idempotency: Database<string, string[]>;
 
   constructor(private readonly store: ControlStore) {
-    this.jobs = store.root.openDB({ name: 'jobs' });
-    this.fileDb = store.root.openDB({ name: 'job_files' });
-    this.idempotency = store.root.openDB({ name: 'job_idempotency' });
+    this.jobs = store.open('jobs');
+    this.fileDb = store.open('jobFiles');
+    this.idempotency = store.open('jobIdempotency');
   }
 
   async create(job: JobRecord, files: FileRecord[], idempotency?: IdempotencyKey): Promise<void> {

@@ -41,9 +41,9 @@ export class SessionStore {
   private readonly events: Database<SessionEvent, Key>;
 
   constructor(private readonly store: ControlStore) {
-    this.sessions = store.root.openDB({ name: 'sessions' });
-    this.messages = store.root.openDB({ name: 'session_messages' });
-    this.events = store.root.openDB({ name: 'session_events' });
+    this.sessions = store.open('sessions');
+    this.messages = store.open('sessionMessages');
+    this.events = store.open('sessionEvents');
   }
 
   get(orgId: string, id: string): SessionRecord | undefined {

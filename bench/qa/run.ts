@@ -40,7 +40,7 @@ const CORPORA: Record<string, () => QaCorpus> = {
   celery: () => celeryHtml(),
 };
 
-/** The extractive answerer's words when nothing answers (answer/service.ts). */
+/** The extractive answerer's words when nothing answers (answer/synthesis/write-answer.ts). */
 const NO_ANSWER = /^I found nothing in the datasets in scope that answers this question/;
 
 /**

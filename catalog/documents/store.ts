@@ -52,8 +52,8 @@ export class DocumentStore {
   private readonly items: Database<string, string[]>;
 
   constructor(private readonly store: ControlStore) {
-    this.db = store.root.openDB({ name: 'documents' });
-    this.items = store.root.openDB({ name: 'document_items' });
+    this.db = store.open('documents');
+    this.items = store.open('documentItems');
   }
 
   get(datasetId: string, id: string): DocumentRecord | undefined {

@@ -57,7 +57,7 @@ export class SecretStore {
     private readonly masterKey: Buffer,
   ) {
     if (masterKey.length !== 32) throw new Error('the secrets master key must be 32 bytes');
-    this.db = store.root.openDB({ name: 'secrets' });
+    this.db = store.open('secrets');
     this.keyId = createHmac('sha256', masterKey).update('sable secrets key id').digest('hex').slice(0, 16);
   }
 

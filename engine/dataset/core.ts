@@ -15,7 +15,30 @@ import { native } from '../native.js';
 import type { Partition } from '../partition.js';
 import { SlaTuner } from '../sla.js';
 import type { DatasetManifest, LmdbStore } from '../lmdb-store.js';
-import type { WaitingWrite } from './write-groups.js';
+
+/* The write group's shapes (write-groups.ts) live here, where the queue of waiting writes is
+   kept, so the dataset's files depend on core.ts and never back through it. */
+/** A write's plan: its LMDB changes and, once those are durable, its segment changes. */
+export interface StagedWrite {
+  /** Inside the turn's write transaction. */
+  record(): void;
+  /** After the commit: changes the segments and answers the write's result. */
+  apply(): number;
+}
+
+export interface GroupedWrite {
+  /** Every id the write adds, replaces or deletes (no repeats). */
+  ids: ArrayLike<number>;
+  /** Rows it appends to the growing partition. */
+  rows: number;
+  /** Plans the write against the segments as they are now (in its turn, before the commit). */
+  stage(): StagedWrite;
+}
+
+export interface WaitingWrite extends GroupedWrite {
+  resolve(n: number): void;
+  reject(e: unknown): void;
+}
 
 export class DatasetCore {
   partitions: Partition[] = [];

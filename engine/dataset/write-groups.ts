@@ -10,30 +10,10 @@
  * while no earlier write of the turn moves the same id. It also stops once the growing partition
  * would overflow, so a promotion comes between. The rest waits for the next turn.
  */
-import type { DatasetCore } from './core.js';
+import type { DatasetCore, GroupedWrite, StagedWrite, WaitingWrite } from './core.js';
 import { promoteLocked } from './partitions.js';
 
-/** A write's plan: its LMDB changes and, once those are durable, its segment changes. */
-export interface StagedWrite {
-  /** Inside the turn's write transaction. */
-  record(): void;
-  /** After the commit: changes the segments and answers the write's result. */
-  apply(): number;
-}
-
-export interface GroupedWrite {
-  /** Every id the write adds, replaces or deletes (no repeats). */
-  ids: ArrayLike<number>;
-  /** Rows it appends to the growing partition. */
-  rows: number;
-  /** Plans the write against the segments as they are now (in its turn, before the commit). */
-  stage(): StagedWrite;
-}
-
-export interface WaitingWrite extends GroupedWrite {
-  resolve(n: number): void;
-  reject(e: unknown): void;
-}
+export type { GroupedWrite, StagedWrite, WaitingWrite } from './core.js';
 
 /** Queues a write for the dataset's next writer turn; resolves once it is durable and searchable. */
 export function submitWrite(core: DatasetCore, write: GroupedWrite): Promise<number> {

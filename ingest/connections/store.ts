@@ -40,8 +40,8 @@ export class ConnectionStore {
   private readonly states: Database<string[], string>;
 
   constructor(private readonly store: ControlStore) {
-    this.db = store.root.openDB({ name: 'connections' });
-    this.states = store.root.openDB({ name: 'connection_states' });
+    this.db = store.open('connections');
+    this.states = store.open('connectionStates');
   }
 
   get(orgId: string, id: string): ConnectionRecord | undefined {

@@ -31,7 +31,7 @@ export class ScheduleRecords implements ScheduleStore {
   private readonly db: Database<ScheduleRecord, string>;
 
   constructor(private readonly store: ControlStore) {
-    this.db = store.root.openDB({ name: 'schedules' });
+    this.db = store.open('schedules');
   }
 
   get(id: string): ScheduleRecord | undefined {

@@ -31,7 +31,7 @@ export class SourceStore {
     private readonly store: ControlStore,
     private readonly secrets: SecretStore,
   ) {
-    this.db = store.root.openDB({ name: 'sources' });
+    this.db = store.open('sources');
   }
 
   get(id: string): SourceRecord | undefined {
