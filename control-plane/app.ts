@@ -19,6 +19,7 @@ import { ParquetPool } from '../bulk/parquet/parquet-pool.js';
 import { ParsePool } from '../ingest/parse/parse-pool.js';
 import { ParquetLoadHandler } from '../bulk/parquet-load.js';
 import { ParquetLoader } from '../bulk/parquet-file-loader.js';
+import { BulkUploads } from '../bulk/uploads.js';
 import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
 import { JobRunner } from '../jobs/runner.js';
 import { Scheduler } from '../jobs/scheduler.js';
@@ -122,7 +123,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const writes = new VectorWrites(datasets, embedder);
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
-  const uploads = new UploadJobs(jobs, objects);
+  const uploads = new UploadJobs(jobs, objects, signer);
   // Bytes of items being parsed when the process stopped: their jobs fetch them again.
   const sourceStaging = join(config.dataDir, 'staging', 'sources');
   rmSync(sourceStaging, { recursive: true, force: true });
@@ -155,6 +156,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },
   );
   const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler]);
+  const bulkUploads = new BulkUploads(datasets, jobs, uploads, runner, objects);
   const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets);
   const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
@@ -201,7 +203,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...documentRoutes(datasets, documents),
     ...vectorRoutes({ datasets, writes, search, embedder, metrics }),
     ...secretRoutes(secrets),
-    ...uploadRoutes({ datasets, jobs, uploads, runner, objects, signer, uploadBase: (req) => uploadBase(req) }),
+    ...uploadRoutes({ bulk: bulkUploads, uploads, uploadBase: (req) => uploadBase(req) }),
     ...jobRoutes(jobs, runner, ingest),
     ...sourceRoutes(sources, ingest, (req) => uploadBase(req)),
     ...scheduleRoutes(schedules, jobs),

@@ -2,11 +2,14 @@
  * Jobs whose files arrive through presigned uploads (Parquet bulk loads, a file_upload source):
  * init creates the job and its files with one signed URL each, complete confirms the files whose
  * bytes arrived with their declared size and queues the job. Files not listed are skipped; a
- * listed file without its bytes fails (upload_missing, size_mismatch).
+ * listed file without its bytes fails (upload_missing, size_mismatch). When the local store
+ * signs the URLs, receivePut takes the bytes PUT to one, for both kinds of job.
  */
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { badRequest, SableError } from '../errors/codes.js';
-import { UPLOAD_URL_SECONDS, type ObjectStore } from '../objects/object-store.js';
+import { SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../objects/object-store.js';
+import type { UploadSigner } from '../objects/signer.js';
 import type { IdempotencyKey, JobQueue } from './queue.js';
 import { failedFile, newFile, queued, type FileRecord, type JobRecord } from './records.js';
 import { finish } from './runner.js';
@@ -23,11 +26,32 @@ export interface Upload {
   expires_in: number;
 }
 
+/** A request's body PUT to a signed URL, with the headers the URL's terms are checked against. */
+export interface PutBody {
+  stream: Readable;
+  contentType: string | undefined;
+  contentLength: string | undefined;
+  /** Aborted when the client leaves mid-body. */
+  signal?: AbortSignal;
+}
+
+/** The media type of a Content-Type header, as compared with the one given at init. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0].trim().toLowerCase();
+}
+
 export class UploadJobs {
   constructor(
     private readonly jobs: JobQueue,
     private readonly objects: ObjectStore,
+    /** Present when the local store signs its own URLs (no object storage configured). */
+    private readonly signer?: UploadSigner,
   ) {}
+
+  /** Whether the upload URLs point back at this service, which then takes their PUTs. */
+  get takesPuts(): boolean {
+    return this.signer !== undefined;
+  }
 
   /**
    * A job waiting for its files' bytes. `prefix` is where they are stored (each file at
@@ -116,6 +140,39 @@ export class UploadJobs {
       }
     }
     return removed;
+  }
+
+  /**
+   * The bytes PUT to a URL the local store signed: the token's terms (content type, exact size,
+   * expiry) kept, the file of a job still waiting for them. Anything else is 403 forbidden.
+   */
+  async receivePut(token: string, body: PutBody): Promise<{ file_id: string; size_bytes: number }> {
+    const t = this.signer?.verify(token);
+    if (!t) throw new SableError('forbidden', 'the upload URL is not valid');
+    if (Date.now() / 1000 > t.expiresAt) throw new SableError('forbidden', 'the upload URL has expired; call upload/init again');
+    if (mediaType(body.contentType) !== mediaType(t.contentType)) {
+      throw new SableError('forbidden', `the Content-Type must be '${t.contentType}', as given at init`);
+    }
+    const declared = body.contentLength;
+    if (declared !== undefined && Number(declared) !== t.sizeBytes) {
+      throw new SableError('forbidden', `the body must be exactly ${t.sizeBytes} bytes, as given at init (Content-Length ${declared})`);
+    }
+    const job = await this.jobs.get(t.jobId);
+    const file = await this.jobs.file(t.jobId, t.fileId);
+    if (!job || !file) throw new SableError('forbidden', 'the upload this URL was made for no longer exists');
+    if (job.confirmed) throw new SableError('forbidden', 'upload/complete was already called for this job; its files are closed');
+    if (job.status !== 'pending') throw new SableError('forbidden', `the job has ended (${job.status}); its files are closed`);
+    try {
+      await this.objects.put(t.key, body.stream, { exact: t.sizeBytes }, t.contentType);
+    } catch (e) {
+      if (e instanceof SizeMismatch) throw new SableError('forbidden', `${e.message}, as given at init`);
+      // The client left mid-body (node:http says so with ECONNRESET): not a fault of the
+      // service, which logged and counted it as a 500.
+      if (body.signal?.aborted || (e as NodeJS.ErrnoException).code === 'ECONNRESET') throw badRequest(`the upload broke off: ${(e as Error).message}`);
+      throw e;
+    }
+    await this.jobs.updateFile(t.jobId, t.fileId, (f) => ({ ...f, uploaded_at: new Date().toISOString() }));
+    return { file_id: t.fileId, size_bytes: t.sizeBytes };
   }
 
   /** The job of an upload/complete call, or job_not_found (another org's, another dataset's). */
