@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type * as A from '../answer/requests.js';
 import type * as C from '../catalog/datasets/requests.js';
 import type * as D from '../control-plane/schemas/datasets.js';
-import type * as U from '../control-plane/schemas/uploads.js';
+import type * as J from '../control-plane/schemas/jobs.js';
 import type * as I from '../ingest/requests.js';
 import type * as R from '../retrieval/requests.js';
 
@@ -23,7 +23,7 @@ export type SearchAnswer = Static<typeof R.SearchResponse>;
 export type SourceCreate = I.SourceCreate;
 export type Source = Static<typeof I.Source>;
 export type SourceUploadAnswer = Static<typeof I.SourceUploadInitAnswer>;
-export type Job = Static<typeof U.Job>;
+export type Job = Static<typeof J.Job>;
 export type Question = A.IntelligenceQuery;
 export type Answer = Static<typeof A.IntelligenceAnswer>;
 export type RunRecord = Static<typeof A.RunRecord>;

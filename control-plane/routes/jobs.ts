@@ -10,7 +10,7 @@ import type { IngestJobs } from '../../ingest/jobs.js';
 import * as I from '../../ingest/requests.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
-import * as S from '../schemas/uploads.js';
+import * as S from '../schemas/jobs.js';
 
 export function jobRoutes(jobs: JobQueue, runner: JobRunner, ingest: IngestJobs): Route[] {
   const owned = async (orgId: string, id: string): Promise<JobRecord> => {

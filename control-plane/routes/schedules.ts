@@ -6,7 +6,7 @@ import type { ScheduleService } from '../../ingest/schedules/service.js';
 import { OffsetPaging } from '../../contract/common.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
-import * as S from '../schemas/uploads.js';
+import * as S from '../schemas/jobs.js';
 
 export function scheduleRoutes(schedules: ScheduleService, jobs: JobQueue): Route[] {
   return [

@@ -14,6 +14,7 @@ import type { Route } from '../http/router.js';
 import { ERROR_ANSWERS, errorTable } from '../http/status.js';
 import * as common from '../../contract/common.js';
 import * as datasetSchemas from './datasets.js';
+import * as jobSchemas from './jobs.js';
 import * as uploadSchemas from './uploads.js';
 
 const MSGPACK = 'application/msgpack';
@@ -23,7 +24,7 @@ const REF = '#/components/schemas/';
 const NAMED: Map<object, string> = (() => {
   const names = new Map<object, string>();
   const taken = new Map<string, object>();
-  for (const mod of [common, datasetSchemas, uploadSchemas, datasetRequests, retrievalRequests, ingestRequests, answerRequests]) {
+  for (const mod of [common, datasetSchemas, uploadSchemas, jobSchemas, datasetRequests, retrievalRequests, ingestRequests, answerRequests]) {
     for (const [name, value] of Object.entries(mod)) {
       if (!/^[A-Z]/.test(name) || typeof value !== 'object' || value === null || Array.isArray(value) || !('type' in value || 'anyOf' in value || 'oneOf' in value)) continue;
       if (names.has(value)) continue;
