@@ -2,7 +2,7 @@
  * The API's dataset object as stored in the control store (the engine keeps its own manifest of
  * the dataset's vectors: engine/lmdb-store.ts, DatasetManifest).
  */
-import type { ColumnType, IndexType, Metric, TuningInEffect } from '../../engine/index.js';
+import type { ColumnType, IndexType, Metric } from '../../engine/index.js';
 
 /** The contract's schema types: the engine's column types but booleans. */
 export type SchemaType = Exclude<ColumnType, 'bool'>;
@@ -37,31 +37,4 @@ export interface DatasetRecord {
   observations: Observations;
   created_at: string;
   updated_at: string;
-}
-
-/**
- * The record as the API shows it: internal fields dropped, schema omitted when empty, tuning as
- * in effect (the engine's view; `null` fields of the record follow the data).
- */
-export function publicDataset(r: DatasetRecord, ready: boolean, tuning: TuningInEffect): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: r.id,
-    name: r.name,
-    org_id: r.org_id,
-    dim: r.dim,
-    metric: r.metric,
-    tuning,
-    embedding: { provider: r.embedding.provider, model: r.embedding.model, ...(r.embedding.secret_ref ? { secret_ref: r.embedding.secret_ref } : {}) },
-    index_type: r.index_type,
-    hybrid: r.hybrid.enabled,
-    metadata: r.metadata,
-    status: ready ? 'ready' : 'provisioning',
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-  };
-  if (r.schema.length > 0) {
-    out.schema = r.schema;
-    out.schema_version = r.schema_version;
-  }
-  return out;
 }

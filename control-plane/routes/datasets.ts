@@ -2,7 +2,7 @@
 import type { DatasetRecord } from '../../catalog/datasets/record.js';
 import { checkedTuning, engineTuning, type DatasetService } from '../../catalog/datasets/service.js';
 import { badRequest } from '../../errors/codes.js';
-import type { SlaStatus } from '../../engine/index.js';
+import { indexView, slaView } from '../../catalog/datasets/views.js';
 import { route, type Route } from '../http/router.js';
 import { OffsetPaging } from '../../contract/common.js';
 import { json } from '../http/types.js';
@@ -62,7 +62,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     },
     {
       method: 'GET', path: '/datasets/:datasetId/index', auth: 'key', summary: 'Index type and build status', responses: { 200: S.IndexStatus },
-      handler: async ({ caller, params }) => json(200, indexStatus(svc, caller.orgId, params.datasetId)),
+      handler: async ({ caller, params }) => json(200, indexView(svc.engineOf(svc.get(caller.orgId, params.datasetId)).stats())),
     },
     route({
       method: 'POST', path: '/datasets/:datasetId/index', auth: 'key', summary: 'Set the index type and rebuild in the background',
@@ -75,7 +75,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         await svc.update(r, (cur) => (cur.index_type = indexType));
         await ds.setDefaults({ indexType });
         void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
-        return json(202, indexStatus(svc, caller.orgId, r.id));
+        return json(202, indexView(svc.engineOf(svc.get(caller.orgId, r.id)).stats()));
       },
     }),
     {
@@ -85,7 +85,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       handler: async ({ caller, params }) => {
         const ds = svc.engineOf(svc.get(caller.orgId, params.datasetId));
         void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${params.datasetId} failed:`, e));
-        return json(202, indexStatus(svc, caller.orgId, params.datasetId));
+        return json(202, indexView(svc.engineOf(svc.get(caller.orgId, params.datasetId)).stats()));
       },
     },
     route({
@@ -164,29 +164,4 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       handler: async ({ caller, params, body }) => json(200, slaView(await svc.engineOf(svc.get(caller.orgId, params.datasetId)).setSla(body))),
     }),
   ];
-}
-
-function slaView(s: SlaStatus) {
-  return {
-    target_p99_us: s.target_p99_us,
-    min_nprobe: s.min_nprobe,
-    max_nprobe_fraction: s.max_nprobe_fraction,
-    min_beam_width: s.min_beam_width,
-    max_beam_width: s.max_beam_width,
-    observed_p99_us: s.observed_p99_us,
-    current_nprobe: s.current_nprobe,
-    current_beam_width: s.current_beam_width,
-  };
-}
-
-function indexStatus(svc: DatasetService, orgId: string, id: string) {
-  const r = svc.get(orgId, id);
-  const s = svc.engineOf(r).stats();
-  return {
-    index_type: s.index_type,
-    status: s.index_status,
-    progress: s.index_status === 'ready' ? 100 : s.progress,
-    partitions: s.partitions,
-    built_at: s.built_at,
-  };
 }
