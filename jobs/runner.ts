@@ -11,9 +11,6 @@ import type { JobQueue } from './queue.js';
 import { UPLOAD_URL_SECONDS } from '../objects/object-store.js';
 import { failedFile, finish, isActive, isOpen, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
 
-// The job's end state is the records' transition; callers that took it from the runner still find it here.
-export { finish } from './records.js';
-
 export interface JobContext {
   /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
    * the handler stops at its next checkpoint by throwing Interrupted. */

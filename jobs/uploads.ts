@@ -11,8 +11,7 @@ import { badRequest, SableError } from '../errors/codes.js';
 import { SizeMismatch, UPLOAD_URL_SECONDS, type ObjectStore } from '../objects/object-store.js';
 import type { UploadSigner } from '../objects/signer.js';
 import type { IdempotencyKey, JobQueue } from './queue.js';
-import { failedFile, newFile, queued, type FileRecord, type JobRecord } from './records.js';
-import { finish } from './runner.js';
+import { failedFile, finish, newFile, queued, type FileRecord, type JobRecord } from './records.js';
 
 export interface FileDeclared {
   name: string;

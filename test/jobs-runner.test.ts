@@ -10,7 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ControlStore } from '../dist/catalog/store.js';
 import { LmdbJobQueue } from '../dist/jobs/lmdb-queue.js';
 import { newFile, newJob, queued, type JobRecord } from '../dist/jobs/records.js';
-import { finish, Interrupted, JobRunner, type JobContext, type JobHandler } from '../dist/jobs/runner.js';
+import { finish } from '../dist/jobs/records.js';
+import { Interrupted, JobRunner, type JobContext, type JobHandler } from '../dist/jobs/runner.js';
 
 /** A handler that records its calls and runs `body` (default: completes at once). */
 function handler(body: (job: JobRecord, ctx: JobContext, queue: LmdbJobQueue) => Promise<void> = async () => {}, timeoutMs?: number) {
@@ -163,6 +164,8 @@ describe('the job runner', () => {
     expect(job!.error_details).toMatchObject({ type: 'too_many_attempts' });
     expect(h.calls).toEqual([]);
     expect((await queue.files(id)).map((f) => [f.status, f.error_type])).toEqual([['completed', null], ['failed', 'too_many_attempts'], ['failed', 'too_many_attempts']]);
+    // The runner tells the handler after its write commits; a read can see the write first.
+    await until('the handler told', async () => abandoned.length > 0);
     expect(abandoned).toEqual([id]);
   });
 
