@@ -72,7 +72,7 @@ export const HELP = `npm run bench:soak [-- flags]
   --clients=C     closed-loop clients (default 64)
   --bucket=S      seconds per time bucket
   --mix=search:70,upsert:10,delete:5,read:10,status:5   operation weights
-  --test          the short run test/soak.test.ts makes: 16 clients for 12 s on 5k x 64, 2 s
+  --test          the short run test/project/soak.test.ts makes: 16 clients for 12 s on 5k x 64, 2 s
                   buckets, an ingestion job every 3 s
   --out=DIR       write soak-<mode>.{md,svg,json} into DIR
   --render=FILE   rewrite FILE's .md and .svg from FILE (a soak.json) without measuring
@@ -83,7 +83,7 @@ export type Plan = { kind: 'help' } | { kind: 'render'; file: string } | { kind:
 
 const FLAGS = ['help', 'render', 'quick', 'test', 'out', 'seconds', 'n', 'dim', 'clients', 'bucket', 'mix'];
 
-/** The short run the test suite makes (test/soak.test.ts), every operation and the feeder included. */
+/** The short run the test suite makes (test/project/soak.test.ts), every operation and the feeder included. */
 export function testOptions(): SoakOptions {
   return { ...quickOptions(), mode: 'test', n: 5000, dim: 64, churn: 1000, clients: 16, seconds: 12, bucketSeconds: 2, ingestEverySeconds: 3, sampleMs: 500 };
 }

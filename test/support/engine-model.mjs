@@ -1,6 +1,6 @@
 // Model-based checking of the embedded engine: operations as plain JSON, a plain in-memory model
 // of what a dataset must hold after them, the same operations applied to a real `Engine`, and a
-// comparison of the two. Shared by test/engine-model.test.ts (fast-check generates the sequences)
+// comparison of the two. Shared by test/engine/engine-model.test.ts (fast-check generates the sequences)
 // and its kill -9 child (test/support/engine-model-child.mjs, a seeded generator), so it is plain
 // JavaScript: the child runs under node without a TypeScript loader.
 //
