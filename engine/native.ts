@@ -107,7 +107,6 @@ export interface NativeAddon {
   /** With a checksum, refuses (snapshot_corrupt) any file but the snapshot saved with it. */
   segmentLoad(path: string, checksum?: string): Promise<number>;
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
-  searchAsync(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult>;
   searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
   /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
   modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;

@@ -91,7 +91,6 @@ QueryOptions query_options(const Napi::Value& value) {
   if (!value.IsObject()) return q;
   Napi::Object o = value.As<Napi::Object>();
   q.k = opt_u32(o, "k");
-  if (q.k == 0) q.k = 10;
   q.nprobe = opt_u32(o, "nprobe");
   q.beam_width = opt_u32(o, "beamWidth");
   q.rerank_depth = opt_u32(o, "rerankDepth");
@@ -112,6 +111,13 @@ QueryOptions query_options(const Napi::Value& value) {
       q.predicates.push_back(std::move(pred));
     }
   }
+  return q;
+}
+
+// A search's options: k is the caller's (the engine's default lives in engine/vocabulary.ts).
+QueryOptions search_options(const Napi::Value& value) {
+  QueryOptions q = query_options(value);
+  if (q.k == 0) throw sable::Error(Code::invalid_argument, "k must be a positive integer");
   return q;
 }
 
@@ -414,38 +420,14 @@ Napi::Value segment_load(const Napi::CallbackInfo& info) {
   });
 }
 
-// The arguments of search and searchAsync: segment handles, a query of their dimension, options.
-struct SearchArgs {
-  std::vector<std::shared_ptr<Segment>> segs;
-  Napi::Float32Array query;
-  QueryOptions opts;
-};
-
-SearchArgs search_args(const Napi::CallbackInfo& info) {
-  SearchArgs a{segments_arg(info, 0), float32_arg(info, 1, "query"), {}};
-  if (!a.segs.empty() && a.query.ElementLength() != a.segs.front()->dim())
-    throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
-  a.opts = query_options(info[2]);
-  return a;
-}
-
 Napi::Value search(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    const SearchArgs a = search_args(info);
-    return result_object(info.Env(), search_segments(a.segs, a.query.Data(), a.opts));
-  });
-}
-
-// One search on the libuv pool: the cheapest way off the JS thread (no message copies).
-Napi::Value search_async(const Napi::CallbackInfo& info) {
-  return guarded(info, [&]() -> Napi::Value {
-    SearchArgs a = search_args(info);
-    const float* data = a.query.Data();
-    auto result = std::make_shared<SearchResult>();
-    return queue(new Task(
-        info.Env(),
-        [segs = std::move(a.segs), data, opts = std::move(a.opts), result] { *result = search_segments(segs, data, opts); },
-        [result](Napi::Env env) -> Napi::Value { return result_object(env, *result); }, {a.query}));
+    auto segs = segments_arg(info, 0);
+    Napi::Float32Array query = float32_arg(info, 1, "query");
+    // The engine checks the query first; this keeps a bad call from reading past its end.
+    if (!segs.empty() && query.ElementLength() != segs.front()->dim())
+      throw sable::Error(Code::invalid_argument, "query length differs from the dimension");
+    return result_object(info.Env(), search_segments(segs, query.Data(), search_options(info[2])));
   });
 }
 
@@ -456,7 +438,7 @@ Napi::Value search_batch(const Napi::CallbackInfo& info) {
     size_t dim = segs.empty() ? 1 : segs.front()->dim();
     if (queries.ElementLength() % dim) throw sable::Error(Code::invalid_argument, "queries length is not a multiple of the dimension");
     size_t nq = queries.ElementLength() / dim;
-    QueryOptions opts = query_options(info[2]);
+    QueryOptions opts = search_options(info[2]);
     unsigned threads = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() : 1;
     const float* data = queries.Data();
     auto results = std::make_shared<std::vector<SearchResult>>();
@@ -497,7 +479,6 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentLoad", segment_load);
   set(env, exports, "search", search);
   set(env, exports, "searchBatch", search_batch);
-  set(env, exports, "searchAsync", search_async);
 }
 
 }  // namespace sable::binding
