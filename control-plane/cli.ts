@@ -11,8 +11,11 @@ import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
 import { createKey, ensureOrg, listKeys, revokeKey } from './auth/keys.js';
 import { checkFlags, loadConfig, nearest, parseArgs, SECRET_ENV, SETTINGS } from './config.js';
+import { markdown } from './tune/report.js';
+import { tune } from './tune/tune.js';
+import { TUNE_HELP, tuneOptions } from './tune/options.js';
 
-const COMMANDS = ['serve', 'keys'];
+const COMMANDS = ['serve', 'keys', 'tune'];
 const KEY_COMMANDS = ['create', 'list', 'revoke'];
 const DATA_DIR_HELP = `  --data-dir DIR      ${'SABLE_DATA_DIR'.padEnd(32)} the service's data directory (default ./.sable-data)`;
 
@@ -24,9 +27,10 @@ usage:
   sable keys create --org NAME [--role admin|member]  create an API key (and the organization)
   sable keys list                                  list API keys (ids, roles, prefixes; never keys)
   sable keys revoke KEY_ID                         revoke a key
+  sable tune --dataset ID [flags]                  recall against p99 latency of a dataset, and the SLA to set
   sable --version
 
-Run \`sable serve --help\` or \`sable keys --help\` for their flags.`,
+Run \`sable serve --help\`, \`sable keys --help\` or \`sable tune --help\` for their flags.`,
   serve: () => {
     const rows = SETTINGS.map((s) => {
       const flag = `  --${s.flag} ${s.takes}`.padEnd(36);
@@ -56,6 +60,7 @@ ${secrets.join('\n')}`;
   --org NAME          the organization of the new key
   --role ROLE         admin or member (default member); admin keys may change schemas
 ${DATA_DIR_HELP}`,
+  tune: TUNE_HELP,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -86,6 +91,15 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return -1;
+  }
+
+  if (command === 'tune') {
+    if (help) return print(HELP.tune);
+    if (sub !== undefined) throw usage(`sable tune takes no argument '${sub}'`);
+    const { files, result } = await tune(tuneOptions(flags, process.env), (line) => console.error(`sable tune: ${line}`));
+    console.log(markdown(result, files[1]!.split('/').pop()!));
+    console.error(`sable tune: wrote ${files.join(', ')}`);
+    return result.choice && !result.choice.chosen ? 1 : 0;
   }
 
   if (help || sub === undefined) {
