@@ -12,6 +12,7 @@ import { paths } from './paths.js';
 import { createHnswlib } from './libs/hnswlib.js';
 import { createSable } from './libs/sable.js';
 import { createUsearch } from './libs/usearch.js';
+import { createLancedb } from './libs/lancedb.js';
 import { emptyLibRun, type Adapter, type ChildTask, type FilteredPoint, type LibRun, type SweepPoint } from './libs/types.js';
 
 const task = JSON.parse(process.argv[2] ?? '{}') as ChildTask;
@@ -234,7 +235,7 @@ async function main(): Promise<void> {
       result = await runFaiss(data, gt, exact);
     } else {
       const adapter =
-        task.lib === 'hnswlib' ? createHnswlib(task) : task.lib === 'usearch' ? createUsearch(task) : await createSable(task);
+        task.lib === 'hnswlib' ? createHnswlib(task) : task.lib === 'usearch' ? createUsearch(task) : task.lib === 'lancedb' ? createLancedb(task) : await createSable(task);
       result = await runAdapter(adapter, data, gt, exact);
     }
   } catch (e) {

@@ -15,12 +15,13 @@ export type LibName =
   | 'sable-flat'
   | 'hnswlib'
   | 'usearch'
+  | 'lancedb'
   | 'faiss-hnsw'
   | 'faiss-ivf'
   | 'faiss-flat';
 
 export const SABLE_LIBS: readonly LibName[] = ['sable', 'sable-hnsw', 'sable-ivf', 'sable-flat'];
-export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
+export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'lancedb', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
 export const ALL_LIBS: readonly LibName[] = [...SABLE_LIBS, ...PEER_LIBS];
 
 /** Group names accepted by --only / --skip besides the library names. */
@@ -28,6 +29,7 @@ const GROUPS: Record<string, readonly LibName[]> = {
   'sable-all': SABLE_LIBS,
   hnswlib: ['hnswlib'],
   usearch: ['usearch'],
+  lancedb: ['lancedb'],
   faiss: ['faiss-hnsw', 'faiss-ivf', 'faiss-flat'],
   peers: PEER_LIBS,
 };
@@ -176,14 +178,15 @@ export function parseArgs(argv: string[]): Plan {
 
 const HELP = `npm run bench:ann [-- flags]
 
-Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch and FAISS
-(Debian's libfaiss through a C++ harness) on GloVe-100, MNIST-784, a synthetic 768-d set and
+Compares sable's index types (sable, hnsw, ivf, flat) with hnswlib-node, usearch, LanceDB
+(installed on demand into bench/.cache/lancedb) and FAISS (Debian's libfaiss through a C++
+harness) on GloVe-100, MNIST-784, a synthetic 768-d set and
 debian-minilm (384-d MiniLM embeddings of Debian documentation sentences).
 
   --full                whole sets, denser sweeps, two HNSW build settings, faiss-hnsw, all
                         queries for the exact indexes, two-thread filtered cases (quick otherwise)
   --only=a,b            libraries or groups: sable, sable-hnsw, sable-ivf, sable-flat, hnswlib,
-                        usearch, faiss-hnsw, faiss-ivf, faiss-flat; groups sable-all (the four
+                        usearch, lancedb, faiss-hnsw, faiss-ivf, faiss-flat; groups sable-all (the four
                         sable index types), faiss (the three FAISS ones), peers
   --skip=a,b            the same names, left out
   --sets=glove,mnist,synthetic,debian-minilm   (default: all four)

@@ -2,7 +2,7 @@
 // addon (npm 11 skips install scripts) built for the running Node, usearch's binary checked on
 // it, and the FAISS harness (Debian's libfaiss-dev).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { ensureDir, paths } from './paths.js';
@@ -343,4 +343,23 @@ export function ensureGroundTruthTool(): string | null {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   return r.status === 0 ? bin : null;
+}
+
+/**
+ * LanceDB in a prefix of its own (bench/.cache/lancedb) with the Arrow its peer range allows:
+ * installed once from the registry, then reused; skipped with the reason when that fails.
+ */
+export function ensureLancedb(prefix: string, version: string): PeerSetup {
+  const pkg = join(prefix, 'node_modules', '@lancedb', 'lancedb', 'package.json');
+  if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version === version) return { skip: null, notes: [] };
+  ensureDir(prefix);
+  if (!existsSync(join(prefix, 'package.json'))) writeFileSync(join(prefix, 'package.json'), '{"name":"bench-lancedb","private":true}\n');
+  log(`installing @lancedb/lancedb ${version} with apache-arrow 18.1.0 into ${prefix}`);
+  const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '-E', `@lancedb/lancedb@${version}`, 'apache-arrow@18.1.0'], { cwd: prefix, encoding: 'utf8' });
+  if (r.status !== 0) {
+    const reason = `lancedb skipped: npm install failed (${(r.stderr || r.stdout).trim().split('\n').pop()})`;
+    log(reason);
+    return { skip: reason, notes: [] };
+  }
+  return { skip: null, notes: [`lancedb: @lancedb/lancedb ${version} and apache-arrow 18.1.0 installed into ${prefix} (its peer range ends at Arrow 18.1; the project uses 21)`] };
 }

@@ -11,11 +11,12 @@ import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs, type HnswBuild, type LibName, type Plan, type SetName } from './config.js';
 import { prepareSet } from './datasets.js';
-import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, ensureUsearch, gitCommit, type PeerSetup } from './env.js';
+import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, ensureLancedb, ensureUsearch, gitCommit, type PeerSetup } from './env.js';
 import { ensureGroundTruth } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
 import { emptyLibRun, type ChildTask, type LibRun } from './libs/types.js';
 import { usearchIsa } from './libs/usearch.js';
+import { LANCEDB_PREFIX, LANCEDB_VERSION } from './libs/lancedb.js';
 import { ensureDir, paths } from './paths.js';
 import { renderConsoleSummary, renderMarkdown, skipLine, type RunReport, type SetInfo } from './report.js';
 import { renderSvg } from './svg.js';
@@ -26,6 +27,8 @@ function sweepFor(lib: LibName, plan: Plan, nlist: number): number[] {
   if (HNSW_LIBS.includes(lib)) return plan.efSweep;
   if (lib === 'faiss-ivf' || lib === 'sable-ivf') return plan.nprobeSweep.filter((v) => v <= nlist);
   if (lib === 'sable') return plan.nprobeSweep;
+  // LanceDB answers a few hundred queries a second: its sweep starts where recall is in reach.
+  if (lib === 'lancedb') return plan.nprobeSweep.filter((v) => v >= 8);
   return [];
 }
 
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
   };
   peer('hnswlib', () => ensureHnswlib(plan.rebuildPeers));
   peer('usearch', () => ensureUsearch());
+  peer('lancedb', () => ensureLancedb(LANCEDB_PREFIX, LANCEDB_VERSION));
   if (libs.some((l) => l.startsWith('faiss-'))) {
     const why = ensureFaiss(plan.installFaiss);
     if (why) drop((l) => l.startsWith('faiss-'), why);
@@ -123,7 +127,8 @@ async function main(): Promise<void> {
           nlist,
           sweep: sweepFor(lib, plan, nlist),
           stopRecall: plan.stopRecall,
-          maxSecondsPerSetting: plan.maxSecondsPerSetting,
+          // A pass of LanceDB takes seconds at any setting: the quick bound would stop it at once.
+          maxSecondsPerSetting: lib === 'lancedb' ? Math.max(plan.maxSecondsPerSetting, 30) : plan.maxSecondsPerSetting,
           selectivities: plan.selectivities,
           recallTarget: plan.recallTarget,
           filteredTwoThreads: plan.filteredTwoThreads,
@@ -158,6 +163,7 @@ async function main(): Promise<void> {
     versions: {
       'hnswlib-node': packageVersion('hnswlib-node'),
       usearch: packageVersion('usearch'),
+      '@lancedb/lancedb': LANCEDB_VERSION,
       faiss: 'libfaiss-dev 1.7.3 (Debian 12)',
     },
     k: plan.k,
