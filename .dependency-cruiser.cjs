@@ -7,7 +7,7 @@
  *
  * with errors/ and contract/ (the schema toolkit and ajv: TypeBox helpers, validation, shared
  * wire shapes) below everything, and client/ (the HTTP client) beside them, importing them as
- * types only. The use-cases (answer, ingest, bulk) are peers: ingest may start jobs, none calls
+ * types only (the `sable tune` command of control-plane calls a service through it). The use-cases (answer, ingest, bulk) are peers: ingest may start jobs, none calls
  * another. Nothing else imports control-plane; engine internals are reached through
  * engine/index.ts only; the native addon is loaded by engine/native.ts only (a test checks that,
  * as the addon is not an import). Work on other threads keeps a naming rule: a piscina pool
@@ -26,7 +26,8 @@ const LAYERS = {
   bulk: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'jobs'],
   ingest: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs'],
   answer: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval'],
-  'control-plane': ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer'],
+  // `sable tune` talks to a running service as any client does, through client/.
+  'control-plane': ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'client'],
   // The HTTP client shares the service's types, never its code (rule client-types-only below).
   client: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'control-plane'],
 };

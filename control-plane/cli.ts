@@ -11,6 +11,7 @@ import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
 import { createKey, ensureOrg, listKeys, revokeKey } from './auth/keys.js';
 import { checkFlags, loadConfig, nearest, parseArgs, SECRET_ENV, SETTINGS } from './config.js';
+import { SableApiError } from '../client/client.js';
 import { markdown } from './tune/report.js';
 import { tune } from './tune/tune.js';
 import { TUNE_HELP, tuneOptions } from './tune/options.js';
@@ -96,7 +97,17 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'tune') {
     if (help) return print(HELP.tune);
     if (sub !== undefined) throw usage(`sable tune takes no argument '${sub}'`);
-    const { files, result } = await tune(tuneOptions(flags, process.env), (line) => console.error(`sable tune: ${line}`));
+    const options = tuneOptions(flags, process.env);
+    let run: Awaited<ReturnType<typeof tune>>;
+    try {
+      run = await tune(options, (line) => console.error(`sable tune: ${line}`));
+    } catch (e) {
+      // The service's refusal in one line (status, code, message), not a stack.
+      if (!(e instanceof SableApiError)) throw e;
+      console.error(`sable tune: ${e.status} ${e.message}`);
+      return 1;
+    }
+    const { files, result } = run;
     console.log(markdown(result, files[1]!.split('/').pop()!));
     console.error(`sable tune: wrote ${files.join(', ')}`);
     return result.choice && !result.choice.chosen ? 1 : 0;

@@ -9,7 +9,7 @@ export { Dataset } from './dataset/dataset.js';
 export type { Matching } from './dataset/scan.js';
 export { ShardPool, type ShardPoolOptions } from './threads/shard-pool.js';
 export { resolveTuning, type TuningInEffect } from './dataset/tuning.js';
-export { DEFAULT_SLA } from './sla.js';
+export { DEFAULT_SLA, nearestRank } from './sla.js';
 export { SableError } from '../errors/codes.js';
 export { LOCAL_MODEL, LocalEmbeddingModel, localModelDir, localTokenizer } from './embedding/local-model.js';
 export type { WordPieceTokenizer } from './embedding/wordpiece.js';

@@ -16,6 +16,11 @@ export const DEFAULT_SLA: SlaConfig = {
   max_beam_width: 1024,
 };
 
+/** The nearest-rank percentile `q` of ascending values: how the tuner reads its p50 and p99. */
+export function nearestRank(sorted: ArrayLike<number>, q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
 export class SlaTuner {
   private readonly samples = new Float64Array(WINDOW);
   private count = 0;
@@ -58,8 +63,7 @@ export class SlaTuner {
   percentile(q: number): number | null {
     const n = Math.min(this.count, WINDOW);
     if (n === 0) return null;
-    const sorted = Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b);
-    return sorted[Math.min(n - 1, Math.floor(q * n))];
+    return nearestRank(Array.from(this.samples.subarray(0, n)).sort((a, b) => a - b), q);
   }
 
   status(): SlaStatus {

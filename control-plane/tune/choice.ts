@@ -3,17 +3,17 @@
  * search p99 met the target in the sweep, held as the SLA's floor (min_nprobe) under that target, so the engine's
  * tuner may move up when there is headroom but never below the recall that was measured.
  */
-import type { SlaState } from './service-api.js';
+import type { Sla, SlaSettings } from '../../client/types.js';
 import type { SettingResult } from './sweep.js';
 
 export interface Choice {
   chosen: SettingResult | null;
   /** Why, in a sentence a user reads. */
   reason: string;
-  sla: Partial<SlaState> | null;
+  sla: SlaSettings | null;
 }
 
-export function choose(results: SettingResult[], targetP99Us: number, nlist: number, current: SlaState): Choice {
+export function choose(results: SettingResult[], targetP99Us: number, nlist: number, current: Sla): Choice {
   const fits = results.filter((r) => r.nprobe !== null && r.errors === 0 && r.searchP99Us <= targetP99Us);
   if (fits.length === 0) {
     const fastest = results.filter((r) => r.nprobe !== null).sort((a, b) => a.searchP99Us - b.searchP99Us)[0];

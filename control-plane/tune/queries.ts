@@ -3,7 +3,7 @@
  * (each query's own row is left out of its answers, so it is not a free hit), or a file's.
  */
 import { readFileSync } from 'node:fs';
-import type { ServiceApi } from './service-api.js';
+import type { SableClient } from '../../client/client.js';
 
 export interface TuneQuery {
   vector: number[];
@@ -12,13 +12,13 @@ export interface TuneQuery {
 }
 
 /** Up to `count` distinct stored vectors, near random points of the space (seeded). */
-export async function sampleQueries(api: ServiceApi, dataset: string, dim: number, count: number, seed: number): Promise<TuneQuery[]> {
+export async function sampleQueries(api: SableClient, dataset: string, dim: number, count: number, seed: number): Promise<TuneQuery[]> {
   const rand = mulberry32(seed);
   const found = new Map<string, TuneQuery>();
   // Nearest rows of random directions: a handful per probe, so the sample spreads over the data.
   for (let probe = 0; probe < count * 4 && found.size < count; probe++) {
     const point = Array.from({ length: dim }, () => gaussian(rand));
-    const answer = await api.search(dataset, { query: point, top_k: 5, include_embeddings: true });
+    const answer = await api.search(dataset, { query: point, top_k: 5, include_embeddings: true, include_metadata: false });
     for (const h of answer.results) {
       if (found.size >= count) break;
       if (h.embedding && !found.has(String(h.id))) found.set(String(h.id), { vector: h.embedding, ownId: h.id });

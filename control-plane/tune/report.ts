@@ -1,10 +1,10 @@
 /** A tuning run as a user reads it: markdown (the table and the choice) and the data as JSON. */
 import type { Choice } from './choice.js';
-import type { DatasetFacts } from './service-api.js';
+import type { Dataset } from '../../client/types.js';
 import type { SettingResult } from './sweep.js';
 
 export interface TuneResult {
-  dataset: DatasetFacts;
+  dataset: Dataset;
   vectors: number;
   queries: { count: number; source: 'sampled' | 'file' };
   k: number;

@@ -5,7 +5,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { TuneQuery } from './queries.js';
-import type { SearchAnswer, ServiceApi } from './service-api.js';
+import type { SableClient } from '../../client/client.js';
+import { nearestRank } from '../../engine/index.js';
+import type { SearchAnswer, SearchRequest } from '../../client/types.js';
 
 /** nprobe null: the engine's own choice (the index default, or the SLA tuner's). */
 export interface Setting {
@@ -27,6 +29,9 @@ export interface SettingResult {
 /** Every probe list scanned and every candidate re-scored exactly: the exact top-k. */
 const EXHAUSTIVE = { nprobe_override: 1_000_000, rerank_depth_override: 1_000_000 };
 
+/** A search of the sweep: the ids only (metadata is not what is measured). */
+const ask = (api: SableClient, dataset: string, body: SearchRequest) => api.search(dataset, { include_metadata: false, ...body });
+
 export interface SweepPlan {
   dataset: string;
   queries: TuneQuery[];
@@ -36,18 +41,18 @@ export interface SweepPlan {
   requests: number;
 }
 
-export async function exactAnswers(api: ServiceApi, p: SweepPlan): Promise<string[][]> {
+export async function exactAnswers(api: SableClient, p: SweepPlan): Promise<string[][]> {
   const out: string[][] = [];
-  for (const q of p.queries) out.push(idsOf(await api.search(p.dataset, { query: q.vector, top_k: p.k + 1, ...EXHAUSTIVE }), q, p.k));
+  for (const q of p.queries) out.push(idsOf(await ask(api, p.dataset, { query: q.vector, top_k: p.k + 1, ...EXHAUSTIVE }), q, p.k));
   return out;
 }
 
-export async function measure(api: ServiceApi, p: SweepPlan, setting: Setting, truth: string[][]): Promise<SettingResult> {
-  const body = (q: TuneQuery) => ({ query: q.vector, top_k: p.k + 1, ...(setting.nprobe === null ? {} : { nprobe_override: setting.nprobe }) });
+export async function measure(api: SableClient, p: SweepPlan, setting: Setting, truth: string[][]): Promise<SettingResult> {
+  const body = (q: TuneQuery): SearchRequest => ({ query: q.vector, top_k: p.k + 1, ...(setting.nprobe === null ? {} : { nprobe_override: setting.nprobe }) });
   // Recall from one pass over the queries, in order.
   let hits = 0;
   for (let i = 0; i < p.queries.length; i++) {
-    const got = new Set(idsOf(await api.search(p.dataset, body(p.queries[i]!)), p.queries[i]!, p.k));
+    const got = new Set(idsOf(await ask(api, p.dataset, body(p.queries[i]!)), p.queries[i]!, p.k));
     hits += truth[i]!.filter((id) => got.has(id)).length;
   }
   const relevant = truth.reduce((s, t) => s + t.length, 0);
@@ -63,7 +68,7 @@ export async function measure(api: ServiceApi, p: SweepPlan, setting: Setting, t
         const q = p.queries[i % p.queries.length]!;
         const start = performance.now();
         try {
-          const answer = await api.search(p.dataset, body(q));
+          const answer = await ask(api, p.dataset, body(q));
           if (!record) continue;
           requestMs.push(performance.now() - start);
           if (answer.receipt) searchUs.push(answer.receipt.elapsed_us);
@@ -97,11 +102,9 @@ function idsOf(answer: SearchAnswer, q: TuneQuery, k: number): string[] {
   return answer.results.map((h) => String(h.id)).filter((id) => id !== own).slice(0, k);
 }
 
-/** Nearest-rank percentile (the SLA tuner's definition). */
-export function percentile(values: number[], q: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+/** The percentile as the SLA tuner reads it (NaN of no values). */
+function percentile(values: number[], q: number): number {
+  return values.length === 0 ? NaN : nearestRank([...values].sort((a, b) => a - b), q);
 }
 
 /** nprobe 1, 2, 4, ... up to the index's lists (all of them last). */

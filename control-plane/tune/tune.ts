@@ -6,11 +6,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SableClient } from '../../client/client.js';
+import type { Sla } from '../../client/types.js';
 import { choose } from './choice.js';
 import { plot } from './plot.js';
 import { readQueries, sampleQueries } from './queries.js';
 import { markdown, type TuneResult } from './report.js';
-import { ServiceApi } from './service-api.js';
 import { exactAnswers, measure, nprobeLadder, type SweepPlan } from './sweep.js';
 
 export interface TuneOptions {
@@ -31,8 +32,8 @@ export interface TuneOptions {
 }
 
 export async function tune(o: TuneOptions, log: (line: string) => void): Promise<{ result: TuneResult; files: string[] }> {
-  const api = new ServiceApi(o.url, o.apiKey);
-  const dataset = await api.dataset(o.dataset);
+  const api = new SableClient({ baseUrl: o.url, apiKey: o.apiKey });
+  const dataset = await api.getDataset(o.dataset);
   if (dataset.index_type === 'flat') throw new Error('a flat index searches every row exactly: there is no knob to tune');
   if (dataset.index_type === 'hnsw') throw new Error("an hnsw index's beam width is not a per-search setting of the HTTP API: sable tune sweeps nprobe (the sable and ivf indexes)");
   const { vector_count: vectors } = await api.stats(o.dataset);
@@ -49,10 +50,10 @@ export async function tune(o: TuneOptions, log: (line: string) => void): Promise
     log(`nprobe ${nprobe ?? 'default'}: recall@${o.k} ${r.recall.toFixed(3)}, search p99 ${Math.round(r.searchP99Us)} µs, request p99 ${r.requestP99Ms.toFixed(2)} ms`);
     results.push(r);
   }
-  const choice = o.targetP99Us === undefined ? null : choose(results, o.targetP99Us, nlist, await api.sla(o.dataset));
+  const choice = o.targetP99Us === undefined ? null : choose(results, o.targetP99Us, nlist, await api.call<Sla>('GET', `/datasets/${encodeURIComponent(o.dataset)}/sla`));
   let applied = false;
   if (o.apply && choice?.sla) {
-    await api.setSla(o.dataset, choice.sla);
+    await api.call('PUT', `/datasets/${encodeURIComponent(o.dataset)}/sla`, { body: choice.sla });
     applied = true;
   }
   const result: TuneResult = {
