@@ -48,6 +48,11 @@ export interface PartitionRecord {
   /** Ids of a sealed partition as float64 bytes, in records written before `partIds` existed. */
   ids?: Uint8Array;
   createdAt: number;
+  /**
+   * Rows its index was trained on: it takes rows without training again up to EXTEND_FACTOR
+   * times that (compaction.ts). Absent in records of partitions indexed as sealed: their rows.
+   */
+  trainedRows?: number;
 }
 
 export type Key = (string | number)[];

@@ -94,7 +94,8 @@ export interface NativeAddon {
   segmentRowIds(handle: number): Float64Array;
   segmentReplaceColumns(handle: number, columns: NativeColumnBatch[], rows: number): void;
   segmentColumnTypes(handle: number): Record<string, ColumnType>;
-  segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<void>;
+  /** Resolves true when a seed index (segmentExtend) took the rows it lacked, false when one was trained. */
+  segmentBuild(handle: number, indexType: string, options: NativeBuildOptions): Promise<boolean>;
   segmentStats(handle: number): NativeSegmentStats;
   indexListsFor(indexType: string, rows: number, dim: number): number;
   readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
@@ -102,6 +103,8 @@ export interface NativeAddon {
   segmentAbsorb(target: number, source: number): Promise<void>;
   /** A new sealed segment of the live rows; its index kept when the index could drop rows (indexStatus 'ready'). */
   segmentLiveCopy(handle: number): Promise<number>;
+  /** A sealed, unindexed segment of base's live rows, then the sources'; its build extends base's index when it can. */
+  segmentExtend(base: number, sources: number[]): Promise<number>;
   /** Resolves with the snapshot's checksum (16 hex digits). */
   segmentSave(handle: number, path: string): Promise<string>;
   /** With a checksum, refuses (snapshot_corrupt) any file but the snapshot saved with it. */

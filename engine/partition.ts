@@ -15,6 +15,8 @@ export class Partition {
   firstWriteAt: number | null = null;
   /** While sealing: whether its index build has finished (the snapshot is written next). */
   built = false;
+  /** Rows its index was trained on (see PartitionRecord.trainedRows); 0 until it is built. */
+  trainedRows = 0;
 
   constructor(
     readonly pid: number,

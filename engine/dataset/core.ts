@@ -58,6 +58,8 @@ export class DatasetCore {
   compactionQueued = false;
   /** When the last index build finished (null before any). */
   builtAt: string | null = null;
+  /** When a partition was last sealed (ms): a dataset idle since folds its tail partitions. */
+  lastSealAt = 0;
   /** Rebuilds asked for that wait for their turn (reported as building from the call on). */
   rebuildsWaiting = 0;
   /** How many snapshots were rebuilt from LMDB when the dataset was opened. */
@@ -125,14 +127,17 @@ export class DatasetCore {
    * sealed partition waiting for its turn holds only its rows, where one building also holds
    * its training scratch (a bulk load seals a partition every few seconds).
    */
-  buildInTurn(handle: number): Promise<void> {
+  buildInTurn(handle: number): Promise<boolean> {
     const turn = this.buildQueue.then(() => this.build(handle));
-    this.buildQueue = turn.catch(() => {});
+    this.buildQueue = turn.then(
+      () => {},
+      () => {},
+    );
     return turn;
   }
 
-  /** Builds a segment's index with the dataset's index type and tuning, now. */
-  build(handle: number): Promise<void> {
+  /** Builds a segment's index with the dataset's index type and tuning, now; true when a seed index was extended instead. */
+  build(handle: number): Promise<boolean> {
     const t = this.manifest.tuning;
     return native.segmentBuild(handle, this.manifest.indexType, { nlist: t.nlist, m: t.m, efConstruction: t.ef_construction });
   }

@@ -20,7 +20,7 @@ import type {
   SlaStatus,
 } from '../types.js';
 import type { ColumnType, IndexType, Metric } from '../vocabulary.js';
-import { compact } from './compaction.js';
+import { compact, foldTails } from './compaction.js';
 import { DatasetCore } from './core.js';
 import { hybridSearch, keywordSearch, scoreIds } from './hybrid.js';
 import { closePartitions, destroyPartitions, loadPartitions, promoteLocked, startAgeTimer, startGrowing } from './partitions.js';
@@ -87,11 +87,15 @@ export class Dataset {
     return deleteIds(this.core, ids);
   }
 
-  /** Every upserted vector is indexed and durable when this resolves. */
+  /**
+   * Every upserted vector is indexed and durable when this resolves, and (for index types with
+   * lists, and flat) the partitions sealed beside the largest are folded into it.
+   */
   async flush(): Promise<void> {
     this.core.checkOpen();
     await this.core.exclusive(() => promoteLocked(this.core));
     await this.core.settle();
+    await foldTails(this.core);
   }
 
   /**

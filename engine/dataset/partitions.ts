@@ -55,24 +55,34 @@ export async function seal(core: DatasetCore, p: Partition): Promise<void> {
   p.built = false;
   await core.buildInTurn(p.handle);
   p.built = true;
+  p.trainedRows = p.rows;
   const snapshot = await saveSnapshot(core, p);
   const ids = native.segmentLiveIds(p.handle);
   await core.storage.write(() => {
-    core.storage.putSealed(core.uid, { pid: p.pid, state: 'sealed', ...snapshot, createdAt: Date.now() }, ids);
+    core.storage.putSealed(core.uid, { pid: p.pid, state: 'sealed', ...snapshot, createdAt: Date.now(), trainedRows: p.trainedRows }, ids);
     core.storage.pending.remove([core.uid, p.pid]);
   });
   p.state = 'sealed';
   core.builtAt = new Date().toISOString();
+  core.lastSealAt = Date.now();
   compactSoon(core);
 }
 
-/** Promotes the growing partition once its oldest row is older than the policy allows. */
+/**
+ * Promotes the growing partition once its oldest row is older than the policy allows; once no
+ * partition was sealed for as long, folds the tail partitions (compaction.ts) the size rules
+ * left beside the largest.
+ */
 export function startAgeTimer(core: DatasetCore): void {
-  const every = Math.max(50, Math.min(1000, core.manifest.promotion.max_buffer_age_ms / 4));
+  const age = core.manifest.promotion.max_buffer_age_ms;
+  const every = Math.max(50, Math.min(1000, age / 4));
   core.ageTimer = setInterval(() => {
     const since = core.growing.firstWriteAt;
-    if (since !== null && Date.now() - since >= core.manifest.promotion.max_buffer_age_ms) {
+    if (since !== null && Date.now() - since >= age) {
       void core.exclusive(() => promoteLocked(core)).catch((e: Error) => core.fail(e));
+    } else if (since === null && core.lastSealAt > 0 && Date.now() - core.lastSealAt >= age) {
+      core.lastSealAt = 0;
+      compactSoon(core, true);
     }
   }, every);
   core.ageTimer.unref();
@@ -92,7 +102,9 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
   const growingRecords = records.filter((r) => r.state === 'growing');
   for (const rec of records) {
     if (rec.state === 'sealed') {
-      core.partitions.push(new Partition(rec.pid, await openSealed(core, rec), 'sealed'));
+      const p = new Partition(rec.pid, await openSealed(core, rec), 'sealed');
+      p.trainedRows = rec.trainedRows ?? p.rows;
+      core.partitions.push(p);
     } else {
       const p = new Partition(rec.pid, native.segmentCreate(core.dim, core.manifest.metric, growingReserve(core)), 'growing');
       await appendFromStorage(core, p.handle, [...storage.pending.getValues([uid, rec.pid])]);
@@ -154,8 +166,9 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
   if (storage.durable) {
     const file = rec.snapshot ?? `${uid}-${rec.pid}.seg`;
     const checksum = await native.segmentSave(handle, storage.snapshotPath(file));
-    await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, snapshot: file, checksum }));
+    await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, snapshot: file, checksum, trainedRows: ids.length }));
   }
+  rec.trainedRows = ids.length;
   core.rebuiltSnapshots++;
   return handle;
 }

@@ -315,8 +315,9 @@ Napi::Value segment_build(const Napi::CallbackInfo& info) {
       opts.threads = opt_u32(o, "threads");
     }
     seg->seal();
-    return queue(new Task(info.Env(), [seg, type, opts] { seg->build(type, opts); },
-                          [](Napi::Env env) { return env.Undefined(); }));
+    auto extended = std::make_shared<bool>(false);
+    return queue(new Task(info.Env(), [seg, type, opts, extended] { *extended = seg->build(type, opts); },
+                          [extended](Napi::Env env) -> Napi::Value { return Napi::Boolean::New(env, *extended); }));
   });
 }
 
@@ -379,6 +380,18 @@ Napi::Value segment_live_copy(const Napi::CallbackInfo& info) {
     auto copy = std::make_shared<std::shared_ptr<Segment>>();
     return queue(new Task(info.Env(), [source, copy] { *copy = source->live_copy(); },
                           [copy](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, register_segment(*copy)); }));
+  });
+}
+
+// segmentExtend(base, sources[]): a new sealed, unindexed segment of base's live rows and then
+// the sources', whose build extends base's index when it can.
+Napi::Value segment_extend(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto base = segment_of(uint32_arg(info, 0, "base"));
+    auto sources = segments_arg(info, 1);
+    auto made = std::make_shared<std::shared_ptr<Segment>>();
+    return queue(new Task(info.Env(), [base, sources, made] { *made = base->extended(sources); },
+                          [made](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, register_segment(*made)); }));
   });
 }
 
@@ -475,6 +488,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentLiveIds", segment_live_ids);
   set(env, exports, "segmentAbsorb", segment_absorb);
   set(env, exports, "segmentLiveCopy", segment_live_copy);
+  set(env, exports, "segmentExtend", segment_extend);
   set(env, exports, "segmentSave", segment_save);
   set(env, exports, "segmentLoad", segment_load);
   set(env, exports, "search", search);

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../dist/engine/index.js';
+import { Engine, type IndexType } from '../../dist/engine/index.js';
 import { LmdbStore } from '../../dist/engine/lmdb-store.js';
 import { clustered, row } from '../support/data.js';
 
@@ -17,9 +17,10 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 const POLICY = { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 };
 
-async function fill(dir: string) {
+/** HNSW where a test needs several sealed partitions: indexes with lists fold into one. */
+async function fill(dir: string, indexType: IndexType = 'sable') {
   const engine = await Engine.open({ path: dir });
-  const ds = await engine.createDataset({ name: 'docs', dim: DIM, metric: 'cosine', promotion: POLICY });
+  const ds = await engine.createDataset({ name: 'docs', dim: DIM, metric: 'cosine', indexType, promotion: POLICY });
   const data = clustered(3500, DIM, 3);
   const ids = Array.from({ length: 3500 }, (_, i) => i);
   const meta = ids.map((i) => ({ n: i, tag: i % 2 ? 'odd' : 'even' }));
@@ -114,7 +115,7 @@ describe('persistence', () => {
 
   it('rebuilds a corrupt or missing snapshot from LMDB', async () => {
     const dir = freshDir();
-    const { engine, data } = await fill(dir);
+    const { engine, data } = await fill(dir, 'hnsw');
     await engine.close();
     const segs = readdirSync(join(dir, 'segments')).filter((f) => f.endsWith('.seg'));
     expect(segs.length).toBeGreaterThanOrEqual(3);
@@ -224,7 +225,7 @@ describe('persistence', () => {
 
   it('compaction merges partitions and drops tombstones, durably', async () => {
     const dir = freshDir();
-    const { engine, data } = await fill(dir);
+    const { engine, data } = await fill(dir, 'hnsw');
     const ds = engine.getDataset('docs')!;
     await ds.flush();
     const partitionsBefore = ds.stats().partitions;

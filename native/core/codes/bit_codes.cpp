@@ -200,17 +200,18 @@ void BitCodes::load(Reader& r, size_t dim, Metric metric, size_t rows) {
       if (!std::isfinite(f)) corrupt("non-finite value");
 }
 
-BitCodes BitCodes::keep_positions(const std::vector<uint32_t>& kept) const {
+BitCodes BitCodes::gather(const std::vector<uint32_t>& from) const {
   BitCodes out;
   out.dim_ = dim_;
   out.words_ = words_;
   out.metric_ = metric_;
   out.signs_flip_ = signs_flip_;
   out.mean_ = mean_;
-  out.bits_.resize(kept.size() * words_);
-  for (auto* v : {&out.slope_, &out.lo_slope_, &out.offset_, &out.error_}) v->resize(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) {
-    const size_t p = kept[i];
+  out.bits_.assign(from.size() * words_, 0);
+  for (auto* v : {&out.slope_, &out.lo_slope_, &out.offset_, &out.error_}) v->assign(from.size(), 0.0f);
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == kUnfilled) continue;
+    const size_t p = from[i];
     std::copy_n(bits_.data() + p * words_, words_, out.bits_.data() + i * words_);
     out.slope_[i] = slope_[p];
     out.lo_slope_[i] = lo_slope_[p];

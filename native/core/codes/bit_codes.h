@@ -54,9 +54,11 @@ class BitCodes {
   void lower_bounds(const Query& q, size_t first, const uint32_t* sel, size_t count, uint32_t* dots, float base,
                     float confidence, float* lower) const;
 
-  // The codes of positions kept[0], kept[1], ... (same rotation and mean): dropping rows needs
-  // no re-encoding, each code depends only on its row and its list's centroid.
-  BitCodes keep_positions(const std::vector<uint32_t>& kept) const;
+  // Codes laid out anew, same rotation and mean: position i holds this one's position from[i], or
+  // nothing (to be encode()d) where from[i] is kUnfilled. Dropping or adding rows moves codes
+  // without re-encoding them: each depends only on its row and its list's centroid.
+  static constexpr uint32_t kUnfilled = UINT32_MAX;
+  BitCodes gather(const std::vector<uint32_t>& from) const;
 
   void save(Writer& w) const;
   // Throws snapshot_corrupt unless what it reads fits `dim` and `rows`.

@@ -62,6 +62,12 @@ class VectorIndex {
   virtual std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const {
     return nullptr;
   }
+  // This index over every row of `store`: its own rows first, as they are, then rows it has not
+  // seen, added without training anything again; null when this type cannot add rows (the
+  // caller builds anew). `store` is float32.
+  virtual std::unique_ptr<VectorIndex> with_rows_appended(const VectorStore& store, const BuildOptions& opts) const {
+    return nullptr;
+  }
   // Defaults of the per-query knobs, for receipts and the SLA tuner (0 where not applicable).
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }

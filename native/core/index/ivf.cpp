@@ -539,18 +539,7 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   parallel_for(nlist_, std::max<size_t>(1, nlist_ / (size_t(threads) * 16)), threads, [&](size_t b, size_t e) {
     std::vector<float> tmp(d);
     for (size_t l = b; l < e; ++l)
-      for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) {
-        uint8_t* code = codes_.data() + size_t(pos) * stride_;
-        residual(pos, tmp.data());
-        sq8_.encode(tmp.data(), code);
-        if (metric_ == Metric::L2) {
-          sq8_.decode(code, tmp.data());
-          const float* c = residual_ ? centroid(list_of[pos]) : nullptr;
-          double b = 0;
-          for (size_t t = 0; t < d; ++t) b += double(tmp[t]) * (double(tmp[t]) + 2.0 * (c ? c[t] : 0.0f));
-          bias_[pos] = float(b);
-        }
-      }
+      for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) encode_position(pos, store.row(ids_[pos]), uint32_t(l), tmp.data());
   });
 }
 
@@ -854,11 +843,9 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
   on_centroids(none, &r);
 }
 
-std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const {
-  // A snapshot with more lists than rows is refused on load.
-  if (kept.size() < nlist_ || store.size() != kept.size()) return nullptr;
+std::unique_ptr<IvfIndex> IvfIndex::trained_copy() const {
   std::unique_ptr<VectorIndex> made = make_index(type());
-  auto* out = static_cast<IvfIndex*>(made.get());
+  std::unique_ptr<IvfIndex> out(static_cast<IvfIndex*>(made.release()));
   out->dim_ = dim_;
   out->metric_ = metric_;
   out->nlist_ = nlist_;
@@ -872,12 +859,50 @@ std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& ke
   out->centroid_bias_ = centroid_bias_;
   out->bit_codes_ = bit_codes_;
   out->recall_curve_ = recall_curve_;
+  return out;
+}
+
+void IvfIndex::lay_out_codes(IvfIndex& out, const std::vector<uint32_t>& from) const {
+  if (bit_codes_) {
+    out.bits_ = bits_.gather(from);
+    out.codes_.assign(kCodeTail, 0);
+    return;
+  }
+  out.codes_.assign(from.size() * stride_ + kCodeTail, 0);
+  if (!bias_.empty()) out.bias_.assign(from.size(), 0.0f);
+  for (size_t i = 0; i < from.size(); ++i) {
+    if (from[i] == BitCodes::kUnfilled) continue;
+    std::copy_n(codes_.data() + size_t(from[i]) * stride_, stride_, out.codes_.data() + i * stride_);
+    if (!bias_.empty()) out.bias_[i] = bias_[from[i]];
+  }
+}
+
+void IvfIndex::encode_position(uint32_t pos, const float* x, uint32_t list, float* scratch) {
+  const float* c = centroid(list);
+  if (bit_codes_) {
+    bits_.encode(pos, x, c);
+    return;
+  }
+  const size_t d = dim_;
+  for (size_t t = 0; t < d; ++t) scratch[t] = residual_ ? x[t] - c[t] : x[t];
+  uint8_t* code = codes_.data() + size_t(pos) * stride_;
+  sq8_.encode(scratch, code);
+  if (metric_ != Metric::L2) return;
+  sq8_.decode(code, scratch);
+  double b = 0;
+  for (size_t t = 0; t < d; ++t) b += double(scratch[t]) * (double(scratch[t]) + 2.0 * (residual_ ? c[t] : 0.0f));
+  bias_[pos] = float(b);
+}
+
+std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const {
+  // A snapshot with more lists than rows is refused on load.
+  if (kept.size() < nlist_ || store.size() != kept.size()) return nullptr;
+  std::unique_ptr<IvfIndex> out = trained_copy();
 
   // The lists hold every row of the store once: ids_ is a permutation of [0, ids_.size()).
   std::vector<uint32_t> renumbered(ids_.size(), UINT32_MAX);
   for (size_t i = 0; i < kept.size(); ++i)
     if (kept[i] < renumbered.size()) renumbered[kept[i]] = uint32_t(i);
-  const bool per_code_bias = !bias_.empty();
   std::vector<uint32_t> kept_positions;
   kept_positions.reserve(kept.size());
   out->offsets_.assign(1, 0);
@@ -893,21 +918,52 @@ std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& ke
   }
   // Every kept row is in exactly one list.
   if (out->ids_.size() != kept.size()) return nullptr;
-  if (bit_codes_) {
-    out->bits_ = bits_.keep_positions(kept_positions);
-    out->codes_.assign(kCodeTail, 0);
-  } else {
-    out->codes_.assign(kept_positions.size() * stride_ + kCodeTail, 0);
-    for (size_t i = 0; i < kept_positions.size(); ++i)
-      std::copy_n(codes_.data() + size_t(kept_positions[i]) * stride_, stride_, out->codes_.data() + i * stride_);
-    if (per_code_bias) {
-      out->bias_.resize(kept_positions.size());
-      for (size_t i = 0; i < kept_positions.size(); ++i) out->bias_[i] = bias_[kept_positions[i]];
-    }
-  }
+  lay_out_codes(*out, kept_positions);
   BuildOptions none;
   out->on_centroids(none, nullptr);
-  return made;
+  return out;
+}
+
+std::unique_ptr<VectorIndex> IvfIndex::with_rows_appended(const VectorStore& store, const BuildOptions& opts) const {
+  const size_t first = ids_.size(), n = store.size(), d = dim_;
+  if (store.is_half() || store.dim() != d || n <= first || n > UINT32_MAX) return nullptr;
+  // Past the size where a build would choose the other codes, only a build pays.
+  if (wants_bit_codes(n, d) != bit_codes_) return nullptr;
+  const unsigned threads = resolve_threads(opts.threads);
+  std::vector<uint32_t> label(n - first);
+  kmeans_assign(store.row(uint32_t(first)), n - first, d, centroids_.data(), nlist_, mode_for(metric_), threads, label.data(),
+                nullptr);
+
+  // Each list: its rows as they were, then the rows it gains.
+  std::unique_ptr<IvfIndex> out = trained_copy();
+  std::vector<uint32_t> count(nlist_);
+  for (uint32_t l = 0; l < nlist_; ++l) count[l] = offsets_[l + 1] - offsets_[l];
+  for (uint32_t l : label) ++count[l];
+  out->offsets_.assign(nlist_ + 1, 0);
+  for (uint32_t l = 0; l < nlist_; ++l) out->offsets_[l + 1] = out->offsets_[l] + count[l];
+  out->ids_.resize(n);
+  std::vector<uint32_t> from(n, BitCodes::kUnfilled);
+  std::vector<uint32_t> fill(out->offsets_.begin(), out->offsets_.end() - 1);
+  for (uint32_t l = 0; l < nlist_; ++l)
+    for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) {
+      from[fill[l]] = pos;
+      out->ids_[fill[l]++] = ids_[pos];
+    }
+  std::vector<std::pair<uint32_t, uint32_t>> added(n - first);  // (position, list) of each new row
+  for (size_t i = 0; i < label.size(); ++i) {
+    const uint32_t pos = fill[label[i]]++;
+    out->ids_[pos] = uint32_t(first + i);
+    added[i] = {pos, label[i]};
+  }
+  lay_out_codes(*out, from);
+  parallel_for(added.size(), 256, threads, [&](size_t b, size_t e) {
+    std::vector<float> scratch(d);
+    for (size_t i = b; i < e; ++i) out->encode_position(added[i].first, store.row(uint32_t(first + i)), added[i].second, scratch.data());
+  });
+  out->on_centroids(opts, nullptr);
+  // The lists hold more rows than they were calibrated with: the default is measured again.
+  out->tune_default_nprobe(store, opts);
+  return out;
 }
 
 size_t IvfIndex::memory_bytes() const {

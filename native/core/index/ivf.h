@@ -40,6 +40,9 @@ class IvfIndex : public VectorIndex {
   // The lists without the dropped rows, the centroids, quantizers and calibration as built (the
   // rows left are rows the centroids were trained on). Null below one row a list.
   std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const override;
+  // The rows past those the lists hold, each assigned to its nearest list and encoded with the
+  // quantizers as trained; the default nprobe calibrated again over all rows.
+  std::unique_ptr<VectorIndex> with_rows_appended(const VectorStore& store, const BuildOptions& opts) const override;
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
@@ -130,6 +133,12 @@ class IvfIndex : public VectorIndex {
   std::vector<std::pair<uint32_t, float>> recall_curve_;
 
  private:
+  // A copy of what training made (centroids, quantizers, calibration), without lists or codes.
+  std::unique_ptr<IvfIndex> trained_copy() const;
+  // out's codes: position i holds this index's position from[i] (BitCodes::kUnfilled: none yet).
+  void lay_out_codes(IvfIndex& out, const std::vector<uint32_t>& from) const;
+  // Encodes row x into position `pos` of list `list` (scratch: dim floats).
+  void encode_position(uint32_t pos, const float* x, uint32_t list, float* scratch);
   void assign_and_encode(const VectorStore& store, const BuildOptions& opts, std::atomic<uint32_t>& progress);
   void tune_default_nprobe(const VectorStore& store, const BuildOptions& opts);
   struct Scratch;

@@ -110,7 +110,8 @@ bool Segment::compact_rows_for(IndexType planned) {
   return true;
 }
 
-void Segment::build(IndexType type, const BuildOptions& opts) {
+bool Segment::build(IndexType type, const BuildOptions& opts) {
+  bool extended = false;
   {
     std::unique_lock lock(mu_);
     if (index_status_ == IndexStatus::Building) throw Error(Code::index_building, "an index build is already running on this segment");
@@ -131,9 +132,16 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
       std::unique_lock lock(mu_);
       store_.to_f32();
     }
-    std::unique_ptr<VectorIndex> index = make_index(type);
-    run_at_background_priority([&] { index->build(store_, opts, progress_); });
+    std::unique_ptr<VectorIndex> index;
+    run_at_background_priority([&] {
+      if (seed_ && seed_->type() == type) index = seed_->with_rows_appended(store_, opts);
+      extended = index != nullptr;
+      if (extended) return;
+      index = make_index(type);
+      index->build(store_, opts, progress_);
+    });
     std::unique_lock lock(mu_);
+    seed_.reset();
     index_ = std::move(index);
     index_type_ = type;
     // Cosine rows are unit vectors: half precision keeps them to about 5e-4 absolute. L2 and IP
@@ -147,6 +155,7 @@ void Segment::build(IndexType type, const BuildOptions& opts) {
     index_status_ = index_ ? IndexStatus::Ready : IndexStatus::None;
     throw;
   }
+  return extended;
 }
 
 void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const {
@@ -338,6 +347,22 @@ std::shared_ptr<Segment> Segment::live_copy() const {
       out->progress_ = 100;
     }
   }
+  return out;
+}
+
+std::shared_ptr<Segment> Segment::extended(const std::vector<std::shared_ptr<Segment>>& sources) const {
+  std::shared_ptr<Segment> out = live_copy();
+  // Rows are appended as floats (nothing else holds the copy yet); the build that follows
+  // narrows them again.
+  out->store_.to_f32();
+  out->sealed_ = false;
+  for (const auto& src : sources) out->append_live_rows_of(*src);
+  out->store_.shrink_to_fit();
+  out->ids_.shrink_to_fit();
+  out->sealed_ = true;
+  out->seed_ = std::move(out->index_);
+  out->index_status_ = IndexStatus::None;
+  out->progress_ = 0;
   return out;
 }
 

@@ -66,7 +66,9 @@ class Segment {
   // User-facing score of each id's row against a raw query; NaN where the id is not live here.
   std::vector<float> score(const int64_t* ids, size_t n, const float* query) const;
   // Seals the segment (no more appends) and builds its index; blocks the caller, not readers.
-  void build(IndexType type, const BuildOptions& opts);
+  // An `extended` segment's seed index of the same type takes the rows it lacks instead, when it
+  // can; returns whether it did (else the index was trained anew).
+  bool build(IndexType type, const BuildOptions& opts);
   void seal();
   // A sealed segment waiting for a `sable` build keeps its rows as that index will (half
   // precision where harmless) while it waits: a bulk load seals partitions faster than they are
@@ -93,6 +95,11 @@ class Segment {
   // ready or its type cannot drop rows. Rewriting a partition without its deleted rows this way
   // costs a copy, where a build trains and encodes again.
   std::shared_ptr<Segment> live_copy() const;
+  // A sealed, unindexed segment of this one's live rows, then the live rows of `sources`, holding
+  // this one's index (live_copy's) as the seed its build extends (VectorIndex::with_rows_appended):
+  // a small partition joins a large one for the cost of encoding its rows, where a merge trains
+  // anew. Only copies: the caller holds the dataset's write turn meanwhile.
+  std::shared_ptr<Segment> extended(const std::vector<std::shared_ptr<Segment>>& sources) const;
 
   // Makes the live rows exactly the rows of `members` (the engine's record of what this segment
   // holds): live rows outside it are tombstoned. `missing` counts members with no live row here,
@@ -124,6 +131,8 @@ class Segment {
   std::atomic<IndexStatus> index_status_{IndexStatus::None};
   std::atomic<uint32_t> progress_{0};
   std::shared_ptr<const VectorIndex> index_;
+  // An index over the first rows that the next build extends (see extended()); never searched.
+  std::shared_ptr<const VectorIndex> seed_;
 };
 
 }  // namespace sable

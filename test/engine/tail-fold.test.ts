@@ -1,0 +1,102 @@
+// Tail partitions: indexes with lists keep one partition. Partitions sealed beside the largest
+// fold into it, its index extended without training (rows encoded against its lists) until it
+// holds twice the rows it was trained on, then trained anew; at flush, when their share or
+// count is due, and once the dataset is idle. The extended index finds every row, reopens from
+// its snapshot, and keeps the one-bit codes it was built with.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { Engine, type Dataset } from '../../dist/engine/index.js';
+import { clustered, exactTopK, recall, row, type Metric } from '../support/data.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+async function upsertInBatches(ds: Dataset, data: Float32Array, dim: number, first: number, count: number, batch: number) {
+  for (let at = first; at < first + count; at += batch) {
+    const n = Math.min(batch, first + count - at);
+    const ids = Array.from({ length: n }, (_, i) => at + i);
+    await ds.upsert(ids, data.subarray(at * dim, (at + n) * dim), ids.map((id) => ({ id })));
+  }
+}
+
+async function recallOf(ds: Dataset, metric: Metric, base: Float32Array, queries: Float32Array, dim: number, nprobe?: number) {
+  const nq = queries.length / dim;
+  const results = await ds.searchBatch(queries, { topK: 10, includeMetadata: false, nprobe });
+  let sum = 0;
+  for (let q = 0; q < nq; q++) sum += recall(results[q].map((h) => h.id), exactTopK(metric, base, dim, row(queries, dim, q), 10));
+  return sum / nq;
+}
+
+describe('tail partitions', () => {
+  it('fold into one partition whose index was extended, then trained anew past twice its rows; durably', async () => {
+    const DIM = 32;
+    const N = 3500;
+    const dir = mkdtempSync(join(tmpdir(), 'sable-fold-'));
+    dirs.push(dir);
+    const data = clustered(N + 30, DIM, 21, 64);
+    const base = data.subarray(0, N * DIM);
+    const queries = data.subarray(N * DIM);
+    const engine = await Engine.open({ path: dir });
+    const ds = await engine.createDataset({ name: 'tail', dim: DIM, metric: 'l2', promotion: { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 } });
+    await upsertInBatches(ds, data, DIM, 0, N, 500);
+    await ds.flush();
+    expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: N, growing_vectors: 0, index_status: 'ready' });
+    // 1,000 rows trained, extended to 2,000, trained anew at 3,000 (4·√3000 = 219 lists at most),
+    // extended to 3,500 (a build over 3,500 makes 237; over 2,000, 179).
+    const lists = ds.tuning().nlist;
+    expect(lists).toBeGreaterThan(179);
+    expect(lists).toBeLessThanOrEqual(219);
+    expect(await recallOf(ds, 'l2', base, queries, DIM, lists)).toBeGreaterThanOrEqual(0.99);
+    expect(await recallOf(ds, 'l2', base, queries, DIM)).toBeGreaterThanOrEqual(0.9);
+    for (const id of [0, 1999, 3001, 3499]) expect((await ds.search(row(base, DIM, id), { topK: 1 }))[0]).toMatchObject({ id, metadata: { id } });
+    const before = await ds.searchBatch(queries, { topK: 10, includeMetadata: false });
+    await engine.close();
+
+    const again = await Engine.open({ path: dir });
+    const reopened = again.getDataset('tail')!;
+    expect(reopened.rebuiltSnapshots).toBe(0);
+    expect(reopened.tuning().nlist).toBe(lists);
+    expect(await reopened.searchBatch(queries, { topK: 10, includeMetadata: false })).toEqual(before);
+    await again.close();
+  });
+
+  it('a one-bit index takes a tail without training, its default recall measured on all its rows', async () => {
+    const DIM = 256;
+    const N = 28_000;
+    const data = clustered(N + 40, DIM, 5);
+    const base = data.subarray(0, N * DIM);
+    const queries = data.subarray(N * DIM);
+    const engine = await Engine.open({});
+    const ds = await engine.createDataset({ name: 'bits', dim: DIM, metric: 'cosine', promotion: { max_buffer_vectors: 20_000, max_buffer_age_ms: 3_600_000 } });
+    await upsertInBatches(ds, data, DIM, 0, N, 4000);
+    await ds.flush();
+    const st = ds.stats();
+    expect(st).toMatchObject({ partitions: 1, vector_count: N, growing_vectors: 0 });
+    // One bit a dimension: 32 bytes a row of codes, where SQ8 holds 256 (plus half-precision rows).
+    expect(st.memory_bytes).toBeLessThan(N * (DIM * 2 + 200));
+    const lists = ds.tuning().nlist;
+    expect(lists).toBeLessThanOrEqual(Math.round(2 * Math.sqrt(20_000)));
+    expect(await recallOf(ds, 'cosine', base, queries, DIM)).toBeGreaterThanOrEqual(0.95);
+    expect(await recallOf(ds, 'cosine', base, queries, DIM, lists)).toBeGreaterThanOrEqual(0.99);
+    const { receipt } = await ds.searchDetailed(row(queries, DIM, 0), { topK: 10 });
+    expect(receipt.estimated_recall).toBeGreaterThanOrEqual(0.95);
+    await engine.close();
+  });
+
+  it('a small tail waits beside the largest while writes come, and folds once the dataset is idle', async () => {
+    const DIM = 16;
+    const data = clustered(1030, DIM, 8);
+    const engine = await Engine.open({});
+    const ds = await engine.createDataset({ name: 'idle', dim: DIM, metric: 'cosine', promotion: { max_buffer_vectors: 1000, max_buffer_age_ms: 400 } });
+    await upsertInBatches(ds, data, DIM, 0, 1000, 1000);
+    await upsertInBatches(ds, data, DIM, 1000, 30, 30);
+    // The 30 rows are sealed by age, a thirty-third of the largest: not due until idle.
+    await vi.waitFor(() => expect(ds.stats()).toMatchObject({ partitions: 2, growing_vectors: 0 }), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(ds.stats().partitions).toBe(1), { timeout: 10_000, interval: 50 });
+    expect(ds.stats().vector_count).toBe(1030);
+    for (const id of [3, 1012, 1029]) expect((await ds.search(row(data, DIM, id), { topK: 1 }))[0].id).toBe(id);
+    await engine.close();
+  });
+});
