@@ -71,6 +71,7 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
   run.rssSettledBytes = rss() - rss0;
   const mb = (b: number) => (b / 2 ** 20).toFixed(0);
   say(`built in ${run.buildSeconds.toFixed(1)} s, RSS +${mb(run.rssBytes)} MB, settled +${mb(run.rssSettledBytes)} MB`);
+  run.load = adapter.loadFigures?.();
   await adapter.afterBuild?.();
   const self = await adapter.selfSize();
   run.selfBytes = self.bytes;
@@ -87,15 +88,15 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
   const warm = Math.min(nqRun, 200);
   await adapter.prepare?.(settings[0]!.value);
   await adapter.search(settings[0]!.value, 1, warm);
-  await adapter.search(settings[0]!.value, 2, warm);
+  if (!task.oneThread) await adapter.search(settings[0]!.value, 2, warm);
 
   const measure = async (s: { label: string; value: number | null }): Promise<{ point: SweepPoint; seconds1: number }> => {
     await adapter.prepare?.(s.value);
     const one = await timed(() => adapter.search(s.value, 1, nqRun));
     const recall = recallAtK(one.first, all, task.k, exact);
-    const two = await timed(() => adapter.search(s.value, 2, nqRun));
-    const p: SweepPoint = { param: s.label, value: s.value, recall, qps1: nqRun / one.seconds, qps2: nqRun / two.seconds };
-    say(`${s.label}: recall ${recall.toFixed(4)}, ${p.qps1.toFixed(0)} q/s (1 thread), ${p.qps2!.toFixed(0)} q/s (2)`);
+    const two = task.oneThread ? null : await timed(() => adapter.search(s.value, 2, nqRun));
+    const p: SweepPoint = { param: s.label, value: s.value, recall, qps1: nqRun / one.seconds, qps2: two ? nqRun / two.seconds : null };
+    say(`${s.label}: recall ${recall.toFixed(4)}, ${p.qps1.toFixed(0)} q/s (1 thread)${p.qps2 === null ? '' : `, ${p.qps2.toFixed(0)} q/s (2)`}`);
     return { point: p, seconds1: one.seconds };
   };
   for (const s of settings) {
@@ -109,7 +110,7 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
   }
   for (const s of adapter.extraSettings ?? []) run.points.push((await measure(s)).point);
 
-  if (adapter.filteredSearch) {
+  if (adapter.filteredSearch && task.selectivities.length > 0) {
     // Operating point: the cheapest swept setting reaching the recall target (else the best).
     const swept = run.points.filter((p) => !adapter.extraSettings?.some((e) => e.label === p.param));
     const op = swept.find((p) => p.recall >= task.recallTarget) ?? [...swept].sort((a, b) => b.recall - a.recall)[0]!;

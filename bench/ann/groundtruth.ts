@@ -1,6 +1,7 @@
 // Exact ground truth by brute force (C++ tool or JS worker threads, double precision), cached in
 // bench/.cache/gt/ per set, size and query count: the unfiltered top-k and the top-k under each
-// filter `bucket < T` used by sable's filtered cases.
+// filter `bucket < T` used by sable's filtered cases; for bench:ann:matrix, the top k once a share
+// of the rows is deleted, read off a deeper list.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { BUCKETS, type SetName } from './config.js';
 import { basePath, loadSet, queriesPath, type LoadedSet } from './datasets.js';
 import type { GtWorkerInput, GtWorkerOutput } from './gt-worker.js';
-import { bucketOf, rowNorms, thresholdFor, type GroundTruth } from './metrics.js';
+import { bucketOf, isDeleted, rowNorms, thresholdFor, type GroundTruth } from './metrics.js';
 import { ensureDir, paths } from './paths.js';
 
 const GT_FORMAT = 1;
@@ -19,6 +20,44 @@ export function gtPath(set: SetName, n: number, nq: number, k: number, metaNq: n
 
 export function readGroundTruth(file: string): GroundTruth {
   return JSON.parse(readFileSync(file, 'utf8')) as GroundTruth;
+}
+
+/** Written then renamed: an interrupted run never leaves a file that looks complete. */
+function saveGroundTruth(gt: GroundTruth, file: string): void {
+  ensureDir(paths.gt);
+  writeFileSync(`${file}.tmp`, JSON.stringify(gt));
+  renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * The unfiltered top `k` of `deep` (a ground truth with a larger k) once the ids isDeleted(id,
+ * share) picks are gone, written next to it; share 0 keeps every row. Exact as long as `k`
+ * survivors remain in each deep list (the rows past it are farther than all of them): fails
+ * when one does not rather than answer a shorter truth.
+ */
+export function groundTruthAfterDeletes(deep: GroundTruth, deepFile: string, k: number, share: number): string {
+  const file = deepFile.replace(/-k\d+-/, `-k${k}-of${deep.k}-del${Math.round(share * 100)}-`);
+  const src = deep.cases.find((c) => c.threshold === null)!;
+  let live = 0;
+  for (let r = 0; r < deep.n; r++) if (!isDeleted(r, share)) live++;
+  const ids: number[][] = [];
+  const dists: number[][] = [];
+  src.ids.forEach((row, q) => {
+    const keep = row.flatMap((id, i) => (isDeleted(id, share) ? [] : [i])).slice(0, k);
+    if (keep.length < Math.min(k, live)) {
+      throw new Error(`${deep.set} n=${deep.n} query ${q}: ${keep.length} of its exact top ${deep.k} survive the ${share * 100}% deletes, fewer than ${k}: compute a deeper ground truth`);
+    }
+    ids.push(keep.map((i) => row[i]!));
+    dists.push(keep.map((i) => src.dists[q]![i]!));
+  });
+  const name = share > 0 ? `all, ${Math.round(share * 100)}% deleted` : 'all';
+  const gt: GroundTruth = {
+    ...deep,
+    k,
+    cases: [{ name, selectivity: live / deep.n, matching: live, threshold: null, ...(share > 0 ? { deletedShare: share } : {}), ids, dists }],
+  };
+  saveGroundTruth(gt, file);
+  return file;
 }
 
 /** Compute (or read from the cache) the ground truth for the first n vectors and nq queries. */
@@ -72,9 +111,7 @@ export async function ensureGroundTruth(
       dists: parts.flatMap((p) => p.dists[c]!),
     })),
   };
-  ensureDir(paths.gt);
-  writeFileSync(`${file}.tmp`, JSON.stringify(gt));
-  renameSync(`${file}.tmp`, file);
+  saveGroundTruth(gt, file);
   process.stderr.write(`[gt] ${set}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   return { file, gt, cached: false };
 }

@@ -8,6 +8,14 @@ export function bucketOf(id: number): number {
   return mix32(id ^ 0x5eed) % BUCKETS;
 }
 
+/**
+ * The ids a load with deletes removes: a multiplicative hash, so the share holds at any size
+ * and the sable child, the peers and the ground truth pick the same ids without sharing a list.
+ */
+export function isDeleted(id: number, share: number): boolean {
+  return (Math.imul(id, 2654435761) >>> 0) / 2 ** 32 < share;
+}
+
 /** The filter `bucket < threshold` passes `threshold / BUCKETS` of the vectors. */
 export function thresholdFor(selectivity: number): number {
   return Math.max(1, Math.round(selectivity * BUCKETS));
@@ -97,6 +105,8 @@ export interface GtCase {
   /** Rows of the indexed set that pass the filter. */
   matching: number;
   threshold: number | null;
+  /** Share of the ids deleted before the search (isDeleted); absent: none. */
+  deletedShare?: number;
   /** ids[q] ascending by distance (fewer than k when fewer rows match). */
   ids: number[][];
   dists: number[][];
@@ -114,7 +124,7 @@ export interface GroundTruth {
 /**
  * Recall@k of `results` (ids per query, for the first results.length queries) against `gt`. A returned id that is not among the true
  * top-k still counts when its exact distance ties the k-th true distance (duplicates in the data),
- * and never counts when it fails the case's filter or repeats.
+ * and never counts when it fails the case's filter, was deleted or repeats.
  */
 export function recallAtK(results: ArrayLike<number>[], gt: GtCase, k: number, exact: ExactDistance): number {
   let hit = 0;
@@ -135,6 +145,7 @@ export function recallAtK(results: ArrayLike<number>[], gt: GtCase, k: number, e
       if (id < 0 || seen.has(id)) continue;
       seen.add(id);
       if (gt.threshold !== null && bucketOf(id) >= gt.threshold) continue;
+      if (gt.deletedShare && isDeleted(id, gt.deletedShare)) continue;
       if (truthSet.has(id) || exact.distance(q, id) <= kth + tol) h++;
     }
     hit += Math.min(h, need);

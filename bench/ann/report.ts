@@ -1,5 +1,6 @@
 // bench/results/ann.md: the summary (best one-thread QPS at recall@10 >= target per set and
 // library, and sable / best peer), then per set the builds, the sweeps and sable's filtered cases.
+// Its tables and number formats serve bench:ann:matrix's report too (matrix.ts).
 import type { LibName, SetName } from './config.js';
 import { SABLE_LIBS } from './config.js';
 import type { SetMeta } from './datasets.js';
@@ -52,10 +53,10 @@ export function bestAtTarget(run: LibRun, target: number): SweepPoint | null {
   return best;
 }
 
-const fmtInt = (x: number) => Math.round(x).toLocaleString('en-US');
-const fmtQps = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : fmtInt(x));
-const fmtMB = (b: number | null) => (b === null || !Number.isFinite(b) ? '–' : (b / 2 ** 20).toFixed(b < 10 * 2 ** 20 ? 1 : 0));
-const fmtRecall = (r: number) => r.toFixed(4);
+export const fmtInt = (x: number) => Math.round(x).toLocaleString('en-US');
+export const fmtQps = (x: number | null) => (x === null || !Number.isFinite(x) ? '–' : fmtInt(x));
+export const fmtMB = (b: number | null) => (b === null || !Number.isFinite(b) ? '–' : (b / 2 ** 20).toFixed(b < 10 * 2 ** 20 ? 1 : 0));
+export const fmtRecall = (r: number) => r.toFixed(4);
 const fmtSet = (s: SetInfo) =>
   `${s.n.toLocaleString('en-US')} × ${s.meta.dim}, ${s.meta.metric}, ${s.nq} held-out queries`;
 
@@ -118,7 +119,7 @@ export function summaryRows(report: RunReport): string[][] {
   return rows;
 }
 
-function table(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
+export function table(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
   const sep = head.map((_, i) => ((align?.[i] ?? 'l') === 'r' ? '---:' : '---'));
   return [head, sep, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 }

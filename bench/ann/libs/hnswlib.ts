@@ -1,13 +1,15 @@
 // hnswlib-node 3.0.0: HierarchicalNSW, built point by point (its API takes number[] points and has
 // no batch insert or batch search), searched with searchKnn per query. Two-thread QPS: the index is
-// saved to a file and loaded by two worker_threads, each answering half of the queries.
+// saved to a file and loaded by two worker_threads, each answering half of the queries. A task
+// with deletes (bench:ann:matrix) markDeletes the same ids after the build, as a user would.
 import { readFileSync, statSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { LoadedSet } from '../datasets.js';
 import { paths, repoRoot } from '../paths.js';
-import type { Adapter, ChildTask } from './types.js';
+import { isDeleted } from '../metrics.js';
+import { deletedShare, type Adapter, type ChildTask, type LoadFigures } from './types.js';
 
 const require = createRequire(import.meta.url);
 
@@ -41,6 +43,8 @@ export function createHnswlib(task: ChildTask): Adapter {
   let queryArrays: number[][] = [];
   let workers: Worker[] = [];
   const indexPath = join(task.tmpDir, `hnswlib-${task.set}-${task.n}-${process.pid}.bin`);
+  const share = deletedShare(task.load);
+  let loaded: LoadFigures | undefined;
 
   const startWorkers = async (): Promise<void> => {
     const d = data!;
@@ -73,13 +77,15 @@ export function createHnswlib(task: ChildTask): Adapter {
 
   return {
     version: packageVersion('hnswlib-node'),
-    buildLabel: `M=${task.hnsw.m} efC=${task.hnsw.efConstruction}`,
+    buildLabel: `M=${task.hnsw.m} efC=${task.hnsw.efConstruction}${share > 0 ? `, ${share * 100}% markDelete'd` : ''}`,
     buildThreads: 1,
     knob: 'ef',
     notes: ['single-thread build (addPoint has no batch or threads)'],
+    loadFigures: () => loaded,
     async build(d) {
       data = d;
       const dim = d.meta.dim;
+      const t0 = performance.now();
       index = new lib.HierarchicalNSW(d.meta.metric === 'cosine' ? 'cosine' : 'l2', dim);
       index.initIndex({ maxElements: d.n, m: task.hnsw.m, efConstruction: task.hnsw.efConstruction, randomSeed: 100 });
       const point = new Array<number>(dim);
@@ -88,6 +94,14 @@ export function createHnswlib(task: ChildTask): Adapter {
         for (let i = 0; i < dim; i++) point[i] = d.base[o + i]!;
         index.addPoint(point, r);
       }
+      if (!task.load) return;
+      let deleted = 0;
+      for (let r = 0; r < d.n; r++) {
+        if (!isDeleted(r, share)) continue;
+        index.markDelete(r);
+        deleted++;
+      }
+      loaded = { pattern: task.load, deleted, loadSeconds: (performance.now() - t0) / 1000, settleSeconds: null, partitions: null };
     },
     async afterBuild() {
       const d = data!;
@@ -95,7 +109,7 @@ export function createHnswlib(task: ChildTask): Adapter {
       // The API takes number[]: convert the queries once, outside the timed loops.
       queryArrays = Array.from({ length: d.nq }, (_, q) => Array.from(d.queries.subarray(q * dim, (q + 1) * dim)));
       index!.writeIndexSync(indexPath);
-      await startWorkers();
+      if (!task.oneThread) await startWorkers();
     },
     async selfSize() {
       return { bytes: statSync(indexPath).size, kind: 'saved index file' };

@@ -12,6 +12,32 @@ export interface SweepPoint {
   qps2: number | null;
 }
 
+/**
+ * How the rows go in (`bench:ann:matrix`): sable through its default promotion policy, so the
+ * partitions are those a user gets; a peer builds on every row as ever, then deletes the same
+ * rows for `deletes-20`.
+ */
+export type LoadPattern = 'bulk' | 'batch-10000' | 'batch-100' | 'single' | 'deletes-20';
+export const LOAD_PATTERNS: readonly LoadPattern[] = ['bulk', 'batch-10000', 'batch-100', 'single', 'deletes-20'];
+
+/** Share of the ids a pattern deletes after its load (metrics.ts: isDeleted picks them). */
+export function deletedShare(load: LoadPattern | undefined): number {
+  return load === 'deletes-20' ? 0.2 : 0;
+}
+
+/** What a loading pattern left behind. */
+export interface LoadFigures {
+  pattern: LoadPattern;
+  /** Rows deleted after the load. */
+  deleted: number;
+  /** From the first write until the last flush (or delete) resolved. */
+  loadSeconds: number;
+  /** From then until background seals and compactions went idle (null for a peer). */
+  settleSeconds: number | null;
+  /** sable's stats().partitions once settled (null for a peer). */
+  partitions: number | null;
+}
+
 /** sable's filtered cases: one selectivity at the chosen operating point. */
 export interface FilteredPoint {
   selectivity: number;
@@ -48,6 +74,8 @@ export interface LibRun {
   filtered: FilteredPoint[];
   notes: string[];
   isa?: string;
+  /** Set when the task named a loading pattern. */
+  load?: LoadFigures;
   error?: string;
 }
 
@@ -92,6 +120,10 @@ export interface ChildTask {
   flatQueries: number;
   tmpDir: string;
   keepTmp: boolean;
+  /** Load this way (sable: default promotion policy; peers: see LoadPattern); absent: as bench:ann. */
+  load?: LoadPattern;
+  /** Measure one thread only (no two-thread warm-up, passes or worker threads). */
+  oneThread?: boolean;
 }
 
 /** What an in-process library offers the common sweep driver. */
@@ -119,6 +151,8 @@ export interface Adapter {
   /** The same filtered queries answered by an exact scan of the matches. */
   filteredExactSearch?(threshold: number, threads: 1 | 2, limit?: number): Promise<ArrayLike<number>[]>;
   isa?(): string | undefined;
+  /** How the rows went in, when the task named a loading pattern. */
+  loadFigures?(): LoadFigures | undefined;
   notes: string[];
   close(): Promise<void>;
 }
