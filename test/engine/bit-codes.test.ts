@@ -1,4 +1,4 @@
-// The sable index's one-bit codes (native/core/codes/bit_codes.h): segments of 20,000 rows and more
+// The sable index's one-bit codes (native/core/codes/bit_codes.h): segments of 5,000 rows and more
 // of 256 dimensions and more keep a bit per rotated coordinate instead of SQ8 bytes. Recall at
 // the default setting against the exact oracle and with every list, filters, the receipt's estimated recall, the
 // memory they save, and a snapshot that reopens with the same answers.
@@ -10,6 +10,7 @@ import { Engine } from '../../dist/engine/index.js';
 import { clustered, exactTopK, recall, row, type Metric } from '../support/data.js';
 
 const N = 20_000;
+const BITS_MIN_ROWS = 5_000;
 const DIM = 256;
 const NQ = 40;
 const ONE_PARTITION = { max_buffer_vectors: 1_000_000, max_buffer_age_ms: 3_600_000 };
@@ -68,13 +69,13 @@ describe('one-bit codes', async () => {
   it('takes a bit a dimension where SQ8 takes a byte, and reopens from its snapshot unchanged', async () => {
     const engine = await Engine.open({ path: dir });
     const bits = await engine.createDataset({ name: 'bits', dim: DIM, metric: 'cosine', promotion: ONE_PARTITION });
-    // One row fewer: below the size from which segments take bit codes.
+    // One row fewer than the 5,000 from which segments take bit codes.
     const sq8 = await engine.createDataset({ name: 'sq8', dim: DIM, metric: 'cosine', promotion: ONE_PARTITION });
-    await bits.upsert(ids, base);
-    await sq8.upsert(ids.slice(1), base.subarray(DIM));
+    await bits.upsert(ids.slice(0, BITS_MIN_ROWS), base.subarray(0, BITS_MIN_ROWS * DIM));
+    await sq8.upsert(ids.slice(1, BITS_MIN_ROWS), base.subarray(DIM, BITS_MIN_ROWS * DIM));
     for (const ds of [bits, sq8]) await ds.flush();
     // SQ8: 256 bytes a row; bits: 32 bytes and four floats.
-    expect(sq8.stats().memory_bytes - bits.stats().memory_bytes).toBeGreaterThan(N * 200);
+    expect(sq8.stats().memory_bytes - bits.stats().memory_bytes).toBeGreaterThan(BITS_MIN_ROWS * 200);
     const before = await bits.searchBatch(queries, { topK: 10, includeMetadata: false });
     await engine.close();
     const again = await Engine.open({ path: dir });

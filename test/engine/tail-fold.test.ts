@@ -40,14 +40,21 @@ describe('tail partitions', () => {
     const queries = data.subarray(N * DIM);
     const engine = await Engine.open({ path: dir });
     const ds = await engine.createDataset({ name: 'tail', dim: DIM, metric: 'l2', promotion: { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 } });
-    await upsertInBatches(ds, data, DIM, 0, N, 500);
-    await ds.flush();
-    expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: N, growing_vectors: 0, index_status: 'ready' });
-    // 1,000 rows trained, extended to 2,000, trained anew at 3,000 (4·√3000 = 219 lists at most),
-    // extended to 3,500 (a build over 3,500 makes 237; over 2,000, 179).
-    const lists = ds.tuning().nlist;
-    expect(lists).toBeGreaterThan(179);
-    expect(lists).toBeLessThanOrEqual(219);
+    // A build makes at most 4·√n lists: 126 over 1,000 rows, 179 over 2,000, 219 over 3,000.
+    const listsAfter = async (first: number, count: number) => {
+      await upsertInBatches(ds, data, DIM, first, count, 500);
+      await ds.flush();
+      expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: first + count, growing_vectors: 0, index_status: 'ready' });
+      return ds.tuning().nlist;
+    };
+    const trained = await listsAfter(0, 1000);
+    expect(trained).toBeLessThanOrEqual(126);
+    expect(await listsAfter(1000, 1000)).toBe(trained);
+    const retrained = await listsAfter(2000, 1000);
+    expect(retrained).toBeGreaterThan(179);
+    expect(retrained).toBeLessThanOrEqual(219);
+    expect(await listsAfter(3000, 500)).toBe(retrained);
+    const lists = retrained;
     expect(await recallOf(ds, 'l2', base, queries, DIM, lists)).toBeGreaterThanOrEqual(0.99);
     expect(await recallOf(ds, 'l2', base, queries, DIM)).toBeGreaterThanOrEqual(0.9);
     for (const id of [0, 1999, 3001, 3499]) expect((await ds.search(row(base, DIM, id), { topK: 1 }))[0]).toMatchObject({ id, metadata: { id } });
