@@ -34,6 +34,16 @@ function rss(): number {
   return process.memoryUsage.rss();
 }
 
+/** Anonymous resident memory (RssAnon of /proc/self/status), bytes; null without /proc. */
+function rssAnon(): number | null {
+  try {
+    const kb = /^RssAnon:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
+  } catch {
+    return null;
+  }
+}
+
 /** Best of up to three passes (repeated while the passes so far took under 0.3 s). */
 async function timed<T>(fn: () => Promise<T>): Promise<{ seconds: number; first: T }> {
   let best = Infinity;
@@ -63,12 +73,15 @@ async function runAdapter(adapter: Adapter, data: LoadedSet, gt: GroundTruth, ex
   const nq = data.nq;
 
   const rss0 = rss();
+  const anon0 = rssAnon();
   const t0 = process.hrtime.bigint();
   await adapter.build(data);
   run.buildSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
   run.rssBytes = rss() - rss0;
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   run.rssSettledBytes = rss() - rss0;
+  const anon = rssAnon();
+  run.rssAnonSettledBytes = anon === null || anon0 === null ? null : anon - anon0;
   const mb = (b: number) => (b / 2 ** 20).toFixed(0);
   say(`built in ${run.buildSeconds.toFixed(1)} s, RSS +${mb(run.rssBytes)} MB, settled +${mb(run.rssSettledBytes)} MB`);
   run.load = adapter.loadFigures?.();

@@ -40,7 +40,7 @@ interface Cell {
   settleSeconds: number | null;
   /** sable's stats().memory_bytes once settled. */
   memoryBytes: number | null;
-  rssSettledBytes: number | null;
+  anonSettledBytes: number | null;
   /** The smallest settled RSS growth among the peers. */
   peerRssSettled: { lib: string; bytes: number } | null;
   default: PointSummary | null;
@@ -106,13 +106,13 @@ function cellOf(plan: MatrixPlan, sable: MatrixRun, peers: MatrixRun[]): Cell {
   const def = sable.points.find((p) => p.param === 'default');
   const [lo, hi] = plan.bar.defaultRecall;
   const peerRss = peers
-    .filter((r) => !r.error && r.rssSettledBytes !== null)
-    .map((r) => ({ lib: r.lib, bytes: r.rssSettledBytes! }))
+    .filter((r) => !r.error && r.rssAnonSettledBytes != null)
+    .map((r) => ({ lib: r.lib, bytes: r.rssAnonSettledBytes! }))
     .sort((a, b) => a.bytes - b.bytes)[0];
   const met = {
     ratios: targets.every((t) => t.met),
     defaultRecall: def !== undefined && def.recall >= lo && def.recall <= hi,
-    memory: peerRss !== undefined && sable.rssSettledBytes !== null && sable.rssSettledBytes <= peerRss.bytes,
+    memory: peerRss !== undefined && sable.rssAnonSettledBytes != null && sable.rssAnonSettledBytes <= peerRss.bytes,
   };
   return {
     set: sable.set,
@@ -123,7 +123,7 @@ function cellOf(plan: MatrixPlan, sable: MatrixRun, peers: MatrixRun[]): Cell {
     loadSeconds: sable.load?.loadSeconds ?? null,
     settleSeconds: sable.load?.settleSeconds ?? null,
     memoryBytes: sable.selfBytes,
-    rssSettledBytes: sable.rssSettledBytes,
+    anonSettledBytes: sable.rssAnonSettledBytes ?? null,
     peerRssSettled: peerRss ?? null,
     default: def ? summary('sable', def) : null,
     targets,
@@ -291,7 +291,8 @@ function renderMarkdown(r: MatrixReport): string {
       `sable swept nprobe ${r.plan.nprobeSweep[0]}…${r.plan.nprobeSweep.at(-1)}, the peers ef ${r.plan.efSweep[0]}…${r.plan.efSweep.at(-1)}, ` +
       `each stopping at recall ${r.plan.stopRecall} or after a pass over ${r.plan.maxSecondsPerSetting} s; "default" is sable without a knob. ` +
       `The bar: ≥ ${t95!.ratio}× the best peer at ${t95!.recall}, ≥ ${t99!.ratio}× at ${t99!.recall}, the default's recall within ` +
-      `${r.plan.bar.defaultRecall.join('–')}, memory (settled RSS growth over the load) at or below the smallest peer's.`,
+      `${r.plan.bar.defaultRecall.join('–')}, memory (settled growth of anonymous RSS over the load: sable's LMDB file pages, ` +
+        `which the kernel may drop and reread, are left out) at or below the smallest peer's.`,
   );
   out.push('');
   for (const [set, info] of Object.entries(r.sets) as [SetName, NonNullable<MatrixReport['sets'][SetName]>][]) {
@@ -302,7 +303,7 @@ function renderMarkdown(r: MatrixReport): string {
     out.push('');
     out.push(
       table(
-        ['rows', 'pattern', 'partitions', 'default (recall)', `sable @${t95!.recall}`, `peer @${t95!.recall}`, '×', `sable @${t99!.recall}`, `peer @${t99!.recall}`, '×', 'RSS MB sable / peer', 'bar'],
+        ['rows', 'pattern', 'partitions', 'default (recall)', `sable @${t95!.recall}`, `peer @${t95!.recall}`, '×', `sable @${t99!.recall}`, `peer @${t99!.recall}`, '×', 'anon RSS MB sable / peer', 'bar'],
         cells.map((c) => [
           fmtInt(c.n),
           c.pattern,
@@ -314,7 +315,7 @@ function renderMarkdown(r: MatrixReport): string {
           point(c.targets[1]!.sable),
           point(c.targets[1]!.peer, true),
           ratio(c.targets[1]!),
-          `${fmtMB(c.rssSettledBytes)} / ${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
+          `${fmtMB(c.anonSettledBytes)} / ${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
           verdict(c, r.plan),
         ]),
         ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
@@ -326,7 +327,7 @@ function renderMarkdown(r: MatrixReport): string {
     const setRuns = r.runs.filter((x) => x.set === set);
     out.push(
       table(
-        ['rows', 'library', 'pattern / build', 'load s', 'settle s', 'RSS Δ MB', 'settled MB', 'own size MB', 'notes'],
+        ['rows', 'library', 'pattern / build', 'load s', 'settle s', 'RSS Δ MB', 'settled MB', 'anon settled MB', 'own size MB', 'notes'],
         setRuns.map((x) => [
           fmtInt(x.n),
           x.lib,
@@ -335,10 +336,11 @@ function renderMarkdown(r: MatrixReport): string {
           secs(x.load?.settleSeconds ?? null),
           fmtMB(x.rssBytes),
           fmtMB(x.rssSettledBytes),
+          fmtMB(x.rssAnonSettledBytes ?? null),
           fmtMB(x.selfBytes),
           x.error ? `**error:** ${x.error}` : x.notes.join('; '),
         ]),
-        ['r', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
+        ['r', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
       ),
     );
     out.push('');
@@ -350,7 +352,7 @@ function renderMarkdown(r: MatrixReport): string {
 
 function renderConsole(r: MatrixReport): string {
   const [t95, t99] = r.plan.bar.ratios;
-  const head = ['set', 'rows', 'pattern', 'parts', 'default', `sable@${t95!.recall}`, `peer@${t95!.recall}`, '×', `sable@${t99!.recall}`, `peer@${t99!.recall}`, '×', 'RSS MB', 'bar'];
+  const head = ['set', 'rows', 'pattern', 'parts', 'default', `sable@${t95!.recall}`, `peer@${t95!.recall}`, '×', `sable@${t99!.recall}`, `peer@${t99!.recall}`, '×', 'anon MB', 'bar'];
   const rows = r.cells.map((c) => [
     c.set,
     String(c.n),
@@ -363,7 +365,7 @@ function renderConsole(r: MatrixReport): string {
     point(c.targets[1]!.sable),
     point(c.targets[1]!.peer, true),
     ratio(c.targets[1]!),
-    `${fmtMB(c.rssSettledBytes)}/${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
+    `${fmtMB(c.anonSettledBytes)}/${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
     verdict(c, r.plan),
   ].map((x) => x.replace(/\*\*/g, '')));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));

@@ -17,33 +17,33 @@ import { deletedShare, type Adapter, type ChildTask, type LoadFigures, type Load
 import type { BatchSearchOptions, Dataset, Engine, Hit, IndexType } from '../../../engine/index.js';
 
 /**
- * Rows per upsert, upserts in flight, and a flush every so many rows: where a service fed at
+ * Rows per upsert, upserts in flight, and the rows a partition seals at: where a service fed at
  * that pace meets the default 10 s age promotion (500 rows/s in batches of 100, 100 rows/s one
- * by one). deletes-20 loads as bulk, then deletes.
+ * by one), the promotion's size bound stands in for the age (null: the default policy), so the
+ * partitions seal as they would and the engine folds them by its own rules. deletes-20 loads as
+ * bulk, then deletes. A flush ends every load.
  */
-const LOADS: Record<LoadPattern, { perUpsert: number; inFlight: number; flushEvery: number }> = {
-  bulk: { perUpsert: Infinity, inFlight: 1, flushEvery: Infinity },
-  'batch-10000': { perUpsert: 10_000, inFlight: 1, flushEvery: Infinity },
-  'batch-100': { perUpsert: 100, inFlight: 256, flushEvery: 5_000 },
-  single: { perUpsert: 1, inFlight: 256, flushEvery: 1_000 },
-  'deletes-20': { perUpsert: Infinity, inFlight: 1, flushEvery: Infinity },
+const LOADS: Record<LoadPattern, { perUpsert: number; inFlight: number; sealEvery: number | null }> = {
+  bulk: { perUpsert: Infinity, inFlight: 1, sealEvery: null },
+  'batch-10000': { perUpsert: 10_000, inFlight: 1, sealEvery: null },
+  'batch-100': { perUpsert: 100, inFlight: 256, sealEvery: 5_000 },
+  single: { perUpsert: 1, inFlight: 256, sealEvery: 1_000 },
+  'deletes-20': { perUpsert: Infinity, inFlight: 1, sealEvery: null },
 };
 const DELETES_PER_CALL = 1_000;
 
 /** Loads the rows the pattern's way, then deletes its share; resolves with the rows deleted. */
 async function loadRows(ds: Dataset, d: LoadedSet, pattern: LoadPattern): Promise<number> {
-  const { perUpsert, inFlight, flushEvery } = LOADS[pattern];
+  const { perUpsert, inFlight } = LOADS[pattern];
   const dim = d.meta.dim;
   const upsert = (first: number, count: number) =>
     ds.upsert(Float64Array.from({ length: count }, (_, i) => first + i), d.base.subarray(first * dim, (first + count) * dim));
   for (let first = 0; first < d.n; ) {
-    // A window of upserts at once, never across a flush.
-    const end = Math.min(d.n, first + perUpsert * inFlight, (Math.floor(first / flushEvery) + 1) * flushEvery);
+    const end = Math.min(d.n, first + perUpsert * inFlight);
     const writes: Promise<unknown>[] = [];
     for (let at = first; at < end; at += perUpsert) writes.push(upsert(at, Math.min(perUpsert, end - at)));
     await Promise.all(writes);
     first = end;
-    if (first < d.n && first % flushEvery === 0) await ds.flush();
   }
   await ds.flush();
   const share = deletedShare(pattern);
@@ -173,7 +173,9 @@ export async function createSable(task: ChildTask): Promise<Adapter> {
 
   /** The pattern's way, with the engine's default promotion policy; ids and vectors only, like the peers. */
   const loadByPattern = async (d: LoadedSet, pattern: LoadPattern): Promise<void> => {
-    ds = await engine.createDataset({ name: `${task.set}-${indexType}`, dim: d.meta.dim, metric: d.meta.metric, indexType, tuning });
+    const { sealEvery } = LOADS[pattern];
+    const promotion = sealEvery === null ? undefined : { max_buffer_vectors: sealEvery, max_buffer_age_ms: 10_000 };
+    ds = await engine.createDataset({ name: `${task.set}-${indexType}`, dim: d.meta.dim, metric: d.meta.metric, indexType, tuning, promotion });
     const t0 = performance.now();
     const deleted = await loadRows(ds, d, pattern);
     const loadSeconds = (performance.now() - t0) / 1000;

@@ -67,6 +67,9 @@ export interface LibRun {
   /** The same growth once the process has sat idle for a few seconds (V8 hands back the young
    * generation a write burst grew; native heaps keep what they hold), bytes. */
   rssSettledBytes: number | null;
+  /** The settled growth of anonymous memory only (RssAnon): without file pages mapped, such as
+   * an LMDB file's, which the kernel may drop and reread (null where /proc is not readable). */
+  rssAnonSettledBytes?: number | null;
   /** The library's own size figure, bytes, and what it is. */
   selfBytes: number | null;
   selfKind: string;
