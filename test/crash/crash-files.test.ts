@@ -31,7 +31,7 @@ describe('crash suite: damaged snapshots and torn uploads', () => {
 
     // Datasets with the same ids and other vectors: a swapped snapshot passes every id check.
     const datasets: { id: string; rows: Map<number, number[]> }[] = [];
-    for (let d = 0; d < 3; d++) {
+    for (let d = 0; d < 4; d++) {
       const ds = await ok('POST', '/datasets', { name: `snap-${d}`, dim: DIM, metric: 'cosine' });
       await ok('POST', `/datasets/${ds.id}/ensure-engine`);
       await ok('PUT', `/datasets/${ds.id}/promotion-policy`, { max_buffer_vectors: 1000 });
@@ -82,15 +82,14 @@ describe('crash suite: damaged snapshots and torn uploads', () => {
     // Snapshot names are `<dataset uid>-<partition>.seg`; datasets were made in order, so their uids sort with them.
     const uids = [...new Set(files.map((f) => Number(f.split('-')[0])))].sort((x, y) => x - y);
     const ofDataset = (k: number) => files.filter((f) => f.startsWith(`${uids[k]}-`));
-    const [a, b, c] = [ofDataset(0), ofDataset(1), ofDataset(2)];
-    expect(a.length && b.length && c.length, `snapshots of every dataset: ${files.join(', ')}`).toBeTruthy();
+    const [a, b, c, e] = [ofDataset(0), ofDataset(1), ofDataset(2), ofDataset(3)];
+    expect(a.length && b.length && c.length && e.length, `snapshots of every dataset: ${files.join(', ')}`).toBeTruthy();
     const size = statSync(join(segments, a[0]!)).size;
     truncateSync(join(segments, a[0]!), Math.floor(size * 0.9));
     writeFileSync(join(segments, b[0]!), Buffer.alloc(4096, 7));
-    // Foreign: dataset 2's snapshot of the same position over dataset 1's (same ids, other vectors).
-    expect(b.length, `partitions of dataset 1: ${b.join(', ')}`).toBeGreaterThanOrEqual(2);
-    writeFileSync(join(segments, b[1]!), readFileSync(join(segments, c[1]!)));
-    console.log(`crash files: truncated ${a[0]}, garbage over ${b[0]}, ${c[1]} over ${b[1]}`);
+    // Foreign: dataset 2's snapshot over dataset 3's (same ids, other vectors).
+    writeFileSync(join(segments, e[0]!), readFileSync(join(segments, c[0]!)));
+    console.log(`crash files: truncated ${a[0]}, garbage over ${b[0]}, ${c[0]} over ${e[0]}`);
     const uploads = join(dir, 'uploads');
     const stored = readdirSync(uploads, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.part')).map((e) => join(e.parentPath, e.name));
     expect(stored.length, 'the acknowledged upload is stored').toBe(1);
