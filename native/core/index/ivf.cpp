@@ -259,7 +259,9 @@ void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, s
 
 void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out) {
   // A threshold from a sample of the keys keeps about 1.5 m of them (all when that is too few),
-  // then an exact selection among those: linear, with no per-key heap work.
+  // then an exact selection among those: linear, with no per-key heap work. When m is a large
+  // share of the keys the threshold is the m-th smallest key itself, selected among the floats
+  // alone (at 400 lists and nprobe 64 a selection over the probes took a ninth of a query).
   const uint32_t n = uint32_t(keys.size());
   float thr = std::numeric_limits<float>::infinity();
   if (size_t(m) * 8 < n) {
@@ -269,6 +271,10 @@ void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scrat
     const size_t rank = std::min(s.sample.size() - 1, size_t(1.5 * double(m) * double(s.sample.size()) / n) + 8);
     std::nth_element(s.sample.begin(), s.sample.begin() + rank, s.sample.end());
     thr = s.sample[rank];
+  } else if (m > 0 && m < n) {
+    s.sample.assign(keys.begin(), keys.end());
+    std::nth_element(s.sample.begin(), s.sample.begin() + (m - 1), s.sample.end());
+    thr = s.sample[m - 1];
   }
   auto less = [](const Probe& a, const Probe& b) {
     return a.key < b.key || (a.key == b.key && a.list < b.list);
