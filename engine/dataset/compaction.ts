@@ -195,9 +195,9 @@ async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan 
       plan.target.state = 'sealed';
       core.partitions = [...core.partitions.filter((p) => !plan.sources.has(p)), ...kept];
       core.compaction = null;
-      if (kept.length === 0) plan.target.release();
+      if (kept.length === 0) plan.target.release(core.retirement);
       for (const src of plan.sources) {
-        src.release();
+        src.release(core.retirement);
         if (storage.durable) rmSync(storage.snapshotPath(`${uid}-${src.pid}.seg`), { force: true });
       }
     });

@@ -12,7 +12,7 @@ import { SableError } from '../../errors/codes.js';
 import type { ColumnContext } from '../columns.js';
 import type { KeywordIndex } from '../keyword/bm25.js';
 import { native } from '../native.js';
-import type { Partition } from '../partition.js';
+import { SegmentRetirement, type Partition } from '../partition.js';
 import { SlaTuner } from '../sla.js';
 import type { DatasetManifest, LmdbStore } from '../lmdb-store.js';
 
@@ -58,6 +58,8 @@ export class DatasetCore {
   compactionQueued = false;
   /** When the last index build finished (null before any). */
   builtAt: string | null = null;
+  /** Partitions swapped out, released once no runner search may still hold them. */
+  readonly retirement = new SegmentRetirement();
   /** When a partition was last sealed (ms): a dataset idle since folds its tail partitions. */
   lastSealAt = 0;
   /** Rebuilds asked for that wait for their turn (reported as building from the call on). */

@@ -30,7 +30,17 @@ export async function execute(core: DatasetCore, query: Float32Array, opts: Sear
   checkQuery(core, query, 1);
   const p = plan(core, opts);
   const t0 = performance.now();
-  const results = runner ? await runShards(runner, p.handles, query, p.options) : [native.search(p.handles, query, p.options)];
+  let results: NativeResult[];
+  if (runner) {
+    const done = core.retirement.hold();
+    try {
+      results = await runShards(runner, p.handles, query, p.options);
+    } finally {
+      done();
+    }
+  } else {
+    results = [native.search(p.handles, query, p.options)];
+  }
   const merged = mergeShards(results, p.options.k);
   const elapsed = Math.round((performance.now() - t0) * 1000);
   recordLatency(core, elapsed);

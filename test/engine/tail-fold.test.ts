@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { Engine, type Dataset } from '../../dist/engine/index.js';
+import { Engine, ShardPool, type Dataset } from '../../dist/engine/index.js';
 import { clustered, exactTopK, recall, row, type Metric } from '../support/data.js';
 
 const dirs: string[] = [];
@@ -105,5 +105,43 @@ describe('tail partitions', () => {
     expect(ds.stats().vector_count).toBe(1030);
     for (const id of [3, 1012, 1029]) expect((await ds.search(row(data, DIM, id), { topK: 1 }))[0].id).toBe(id);
     await engine.close();
+  });
+});
+
+describe('partitions swapped out under searches on a runner', () => {
+  it('stay open for the searches planned before the swap, which all answer', async () => {
+    const DIM = 16;
+    const data = clustered(4000, DIM, 13);
+    const pool = new ShardPool({ threads: 2, partitionsPerShard: 1 });
+    const engine = await Engine.open({});
+    try {
+      const ds = await engine.createDataset({ name: 'swap', dim: DIM, metric: 'l2', promotion: { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 } });
+      await upsertInBatches(ds, data, DIM, 0, 1000, 1000);
+      await ds.flush();
+      // Three more partitions sealed and folded while searches keep coming on the pool's threads,
+      // each holding the handles of whatever partitions its plan saw.
+      const searches: { id: number; hits: Promise<{ id: number }[]> }[] = [];
+      const query = (id: number) => ds.search(row(data, DIM, id), { topK: 1 }, pool);
+      for (let batch = 1; batch < 4; batch++) {
+        let loading = true;
+        const storm = (async () => {
+          for (let i = 0; loading && i < 400; i++) {
+            searches.push({ id: i % 1000, hits: query(i % 1000) });
+            if (i % 16 === 15) await new Promise((r) => setImmediate(r));
+          }
+        })();
+        await upsertInBatches(ds, data, DIM, batch * 1000, 1000, 1000);
+        await ds.flush();
+        loading = false;
+        await storm;
+      }
+      const answers = await Promise.all(searches.map((s) => s.hits));
+      expect(answers.map((hits) => hits[0]?.id)).toEqual(searches.map((s) => s.id));
+      expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: 4000 });
+      for (const id of [5, 3999]) expect((await query(id))[0].id).toBe(id);
+    } finally {
+      await engine.close();
+      await pool.close();
+    }
   });
 });
