@@ -191,7 +191,8 @@ struct IvfIndex::Scratch {
   std::vector<float> scores = std::vector<float>(kScoreBlock);     // <w, code> of one block
   std::vector<Probe> probes, all;
   std::vector<uint8_t> seen;
-  std::vector<float> keys, sample;
+  std::vector<float> keys;
+  std::vector<uint32_t> ords;  // keys as ordered integers (select_smallest)
   Collector cands;
   float qq = 0;  // l2: ||q||^2
   // Bit codes: the query, and per block the distances' lower bounds and the rows to re-score.
@@ -257,39 +258,43 @@ void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, s
   select_lists(nprobe, out, stats);
 }
 
+namespace {
+// The float's bits as an unsigned key in the same order as the floats (NaN aside).
+inline uint32_t ordered_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+}  // namespace
+
 void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out) {
-  // A threshold from a sample of the keys keeps about 1.5 m of them (all when that is too few),
-  // then an exact selection among those: linear, with no per-key heap work. When m is a large
-  // share of the keys the threshold is the m-th smallest key itself, selected among the floats
-  // alone (at 400 lists and nprobe 64 a selection over the probes took a ninth of a query).
+  // Two histogram passes over the keys' top 16 bits (as ordered integers) find a prefix that
+  // keeps at least m of them, usually a few more; an exact selection among those follows. Linear
+  // and nearly branch-free: a threshold from nth_element over a sample of the keys cost 4.9 µs
+  // for 40 of 400 lists, a sixth of a query on 10k GloVe rows, and this 1.7 µs.
   const uint32_t n = uint32_t(keys.size());
-  float thr = std::numeric_limits<float>::infinity();
-  if (size_t(m) * 8 < n) {
-    const uint32_t step = std::max<uint32_t>(1, n / 256);
-    s.sample.clear();
-    for (uint32_t i = 0; i < n; i += step) s.sample.push_back(keys[i]);
-    const size_t rank = std::min(s.sample.size() - 1, size_t(1.5 * double(m) * double(s.sample.size()) / n) + 8);
-    std::nth_element(s.sample.begin(), s.sample.begin() + rank, s.sample.end());
-    thr = s.sample[rank];
-  } else if (m > 0 && m < n) {
-    s.sample.assign(keys.begin(), keys.end());
-    std::nth_element(s.sample.begin(), s.sample.begin() + (m - 1), s.sample.end());
-    thr = s.sample[m - 1];
+  uint32_t limit = UINT32_MAX;
+  s.ords.resize(n);
+  if (m < n) {
+    uint32_t high[256] = {0}, low[256] = {0};
+    for (uint32_t i = 0; i < n; ++i) ++high[(s.ords[i] = ordered_bits(keys[i])) >> 24];
+    uint32_t b1 = 0, below = 0;
+    while (below + high[b1] < m) below += high[b1++];
+    for (uint32_t i = 0; i < n; ++i) low[(s.ords[i] >> 16) & 255] += (s.ords[i] >> 24) == b1;
+    uint32_t b2 = 0;
+    while (below + low[b2] < m) below += low[b2++];
+    limit = (b1 << 24) | (b2 << 16) | 0xffffu;
   }
+  out.resize(size_t(n) + 1);
+  size_t cnt = 0;
+  for (uint32_t i = 0; i < n; ++i) {  // branch-free filter
+    out[cnt] = {keys[i], i};
+    cnt += limit == UINT32_MAX || s.ords[i] <= limit;
+  }
+  out.resize(cnt);
   auto less = [](const Probe& a, const Probe& b) {
     return a.key < b.key || (a.key == b.key && a.list < b.list);
   };
-  for (int pass = 0; pass < 2; ++pass) {
-    out.resize(size_t(n) + 1);
-    size_t cnt = 0;
-    for (uint32_t i = 0; i < n; ++i) {  // branch-free filter
-      out[cnt] = {keys[i], i};
-      cnt += keys[i] <= thr;
-    }
-    out.resize(cnt);
-    if (cnt >= m || pass == 1) break;
-    thr = std::numeric_limits<float>::infinity();
-  }
   if (out.size() > m) {
     std::nth_element(out.begin(), out.begin() + (m - 1), out.end(), less);
     out.resize(m);
