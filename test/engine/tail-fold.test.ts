@@ -69,6 +69,27 @@ describe('tail partitions', () => {
     await again.close();
   });
 
+  it('rows far from every list are not forced into them: the index is trained anew over all', async () => {
+    const DIM = 16;
+    const near = clustered(1000, DIM, 31);
+    // The same shapes moved far away: a new topic the lists were not trained on.
+    const far = clustered(900, DIM, 32).map((v) => v + 50);
+    const data = new Float32Array([...near, ...far]);
+    const engine = await Engine.open({});
+    const ds = await engine.createDataset({ name: 'drift', dim: DIM, metric: 'l2', promotion: { max_buffer_vectors: 1000, max_buffer_age_ms: 3_600_000 } });
+    await upsertInBatches(ds, data, DIM, 0, 1000, 1000);
+    await ds.flush();
+    const trained = ds.tuning().nlist;
+    await upsertInBatches(ds, data, DIM, 1000, 900, 900);
+    await ds.flush();
+    expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: 1900 });
+    // 1,900 rows fit twice the 1,000 trained on: only the distance kept them from joining its lists.
+    expect(ds.tuning().nlist).toBeGreaterThan(trained);
+    const hits = await ds.searchBatch(data.subarray(1000 * DIM, 1100 * DIM), { topK: 1, includeMetadata: false });
+    expect(hits.map((h) => h[0]!.id)).toEqual(Array.from({ length: 100 }, (_, i) => 1000 + i));
+    await engine.close();
+  });
+
   it('a one-bit index takes a tail without training, its default recall measured on all its rows', async () => {
     const DIM = 256;
     const N = 28_000;
