@@ -276,9 +276,10 @@ function renderMarkdown(r: MatrixReport): string {
   out.push(
     `Each cell is one child process: sable's embedded API, one in-memory dataset with the engine's **default promotion policy** ` +
       '(50,000 rows or 10 s), ids and vectors only. Patterns: `bulk` one upsert of every row; `batch-10000` upserts of 10,000; ' +
-      '`batch-100` upserts of 100, 256 in flight, a flush every 5,000 rows (the 10 s age promotion at 500 rows/s); ' +
-      '`single` upserts of one row, 256 in flight, a flush every 1,000 rows (100 rows/s); `deletes-20` a bulk load, then the ' +
-      'ids whose multiplicative hash falls under 0.2 deleted 1,000 a call. After the last flush the child waits for the ' +
+      '`batch-100` upserts of 100, 256 in flight, partitions sealed at 5,000 rows (standing in for the 10 s age promotion at 500 rows/s); ' +
+      '`single` upserts of one row, 256 in flight, partitions sealed at 1,000 rows (100 rows/s); `deletes-20` a bulk load, then the ' +
+      'ids whose multiplicative hash falls under 0.2 deleted 1,000 a call. A flush ends every load (as a dataset idle for the ' +
+      'promotion age ends: tail partitions folded). After it the child waits for the ' +
       'background seals and compactions (stats ready, nothing growing, then a second under 5% of a core) and reads ' +
       '`stats().partitions` and `memory_bytes`. The peers build once per set and size on every row (hnswlib-node has one ' +
       'build thread); for `deletes-20` they build again in a process of their own and `markDelete` the same ids.',
