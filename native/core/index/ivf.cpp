@@ -44,7 +44,6 @@ constexpr float kBitBoundConfidenceMax = 4.0f;
 // lists, in mean squared distance, than the rows the lists hold. Measured: 1.03 for 10k
 // debian-minilm rows joining 50k, 1.11 for 12k GloVe rows joining 18k, 1.33 for 1,000 joining
 // 1,000 (126 lists fit so few rows closely); 958 to 31,128 for rows further along a line.
-
 constexpr double kMaxDriftRatio = 1.5;
 // Rows sampled to fit the SQ8 ranges of the residuals.
 constexpr size_t kSq8TrainRows = 65536;
