@@ -112,7 +112,11 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
     }
   }
   const sealedTimes = records.filter((r) => r.state === 'sealed').map((r) => r.createdAt);
-  if (sealedTimes.length > 0) core.builtAt = new Date(Math.max(...sealedTimes)).toISOString();
+  if (sealedTimes.length > 0) {
+    core.builtAt = new Date(Math.max(...sealedTimes)).toISOString();
+    // Tails left by a process that stopped fold once this one has been idle for the age.
+    core.lastSealAt = Date.now();
+  }
   const current = growingRecords.at(-1);
   if (current) {
     core.growing = core.partitions.find((p) => p.pid === current.pid)!;
