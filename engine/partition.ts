@@ -24,11 +24,6 @@ export class Partition {
   get rows(): number {
     return native.segmentStats(this.handle).rows;
   }
-
-  /** Releases the segment once no search that may still hold its handle is in flight. */
-  release(retirement: SegmentRetirement): void {
-    retirement.retire(this.handle);
-  }
 }
 
 /**

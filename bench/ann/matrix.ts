@@ -6,7 +6,6 @@
 //
 // The pieces are bench:ann's: the data sets, the ground truth (read deeper, so deletes can be
 // taken out), one child process per run (child.ts) with its sweep driver, the adapters.
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -15,9 +14,10 @@ import { prepareSet, type SetMeta } from './datasets.js';
 import { cpuInfo, ensureGroundTruthTool, ensureHnswlib, ensureUsearch, gitCommit, type CpuInfo, type PeerSetup } from './env.js';
 import { ensureGroundTruth, groundTruthAfterDeletes } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
-import { deletedShare, emptyLibRun, type ChildTask, type LibRun, type LoadPattern, type SweepPoint } from './libs/types.js';
+import { deletedShare, type ChildTask, type LibRun, type LoadPattern, type SweepPoint } from './libs/types.js';
 import { ensureDir, paths } from './paths.js';
 import { bestAtTarget, fmtInt, fmtMB, skipLine, table } from './report.js';
+import { runChild } from './spawn-child.js';
 
 /** A child's run and the loading pattern it was given (a peer's plain build: null). */
 type MatrixRun = LibRun & { pattern: LoadPattern | null };
@@ -68,21 +68,8 @@ interface MatrixReport {
 
 const CHILD_TIMEOUT_MS = 30 * 60_000;
 
-function runChild(task: ChildTask): Promise<MatrixRun> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=8192', paths.child, JSON.stringify(task)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const timer = setTimeout(() => p.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-    p.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      const run = line ? (JSON.parse(line.slice(7)) as LibRun) : { ...emptyLibRun(task), error: signal ? `killed (${signal})` : `exited with ${code} without a result` };
-      resolve({ ...run, pattern: task.load ?? null });
-    });
-  });
+async function runMatrixChild(task: ChildTask): Promise<MatrixRun> {
+  return { ...(await runChild(task, CHILD_TIMEOUT_MS)), pattern: task.load ?? null };
 }
 
 const summary = (lib: string, p: SweepPoint): PointSummary => ({ lib, param: p.param, recall: p.recall, qps: p.qps1 });
@@ -178,7 +165,7 @@ async function main(): Promise<void> {
   const cells: Cell[] = [];
   const run = async (task: ChildTask): Promise<MatrixRun> => {
     const c0 = Date.now();
-    const r = await runChild(task);
+    const r = await runMatrixChild(task);
     const what = `${task.lib}/${task.set} n=${task.n}${task.load ? ` ${task.load}` : ''}`;
     process.stderr.write(`[matrix] ${what}: ${r.error ? `error: ${r.error}` : `${r.points.length} settings`} in ${((Date.now() - c0) / 1000).toFixed(0)} s\n`);
     runs.push(r);
@@ -305,20 +292,7 @@ function renderMarkdown(r: MatrixReport): string {
     out.push(
       table(
         ['rows', 'pattern', 'partitions', 'default (recall)', `sable @${t95!.recall}`, `peer @${t95!.recall}`, '×', `sable @${t99!.recall}`, `peer @${t99!.recall}`, '×', 'anon RSS MB sable / peer', 'bar'],
-        cells.map((c) => [
-          fmtInt(c.n),
-          c.pattern,
-          c.partitions === null ? '–' : String(c.partitions),
-          c.default ? `${fmtInt(c.default.qps)} (${c.default.recall.toFixed(3)})` : '–',
-          point(c.targets[0]!.sable),
-          point(c.targets[0]!.peer, true),
-          ratio(c.targets[0]!),
-          point(c.targets[1]!.sable),
-          point(c.targets[1]!.peer, true),
-          ratio(c.targets[1]!),
-          `${fmtMB(c.anonSettledBytes)} / ${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
-          verdict(c, r.plan),
-        ]),
+        cells.map((c) => cellRow(c, r.plan)),
         ['r', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
       ),
     );
@@ -351,24 +325,29 @@ function renderMarkdown(r: MatrixReport): string {
   return out.join('\n');
 }
 
-function renderConsole(r: MatrixReport): string {
-  const [t95, t99] = r.plan.bar.ratios;
-  const head = ['set', 'rows', 'pattern', 'parts', 'default', `sable@${t95!.recall}`, `peer@${t95!.recall}`, '×', `sable@${t99!.recall}`, `peer@${t99!.recall}`, '×', 'anon MB', 'bar'];
-  const rows = r.cells.map((c) => [
-    c.set,
-    String(c.n),
+/** A cell's figures, from its rows to its verdict, as the markdown table and the console show them. */
+function cellRow(c: Cell, plan: MatrixReport['plan']): string[] {
+  const [at95, at99] = c.targets;
+  return [
+    fmtInt(c.n),
     c.pattern,
     c.partitions === null ? '–' : String(c.partitions),
     c.default ? `${fmtInt(c.default.qps)} (${c.default.recall.toFixed(3)})` : '–',
-    point(c.targets[0]!.sable),
-    point(c.targets[0]!.peer, true),
-    ratio(c.targets[0]!),
-    point(c.targets[1]!.sable),
-    point(c.targets[1]!.peer, true),
-    ratio(c.targets[1]!),
-    `${fmtMB(c.anonSettledBytes)}/${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
-    verdict(c, r.plan),
-  ].map((x) => x.replace(/\*\*/g, '')));
+    point(at95!.sable),
+    point(at95!.peer, true),
+    ratio(at95!),
+    point(at99!.sable),
+    point(at99!.peer, true),
+    ratio(at99!),
+    `${fmtMB(c.anonSettledBytes)} / ${fmtMB(c.peerRssSettled?.bytes ?? null)}`,
+    verdict(c, plan),
+  ];
+}
+
+function renderConsole(r: MatrixReport): string {
+  const [t95, t99] = r.plan.bar.ratios;
+  const head = ['set', 'rows', 'pattern', 'parts', 'default', `sable@${t95!.recall}`, `peer@${t95!.recall}`, '×', `sable@${t99!.recall}`, `peer@${t99!.recall}`, '×', 'anon MB', 'bar'];
+  const rows = r.cells.map((c) => [c.set, ...cellRow(c, r.plan)].map((x) => x.replace(/\*\*/g, '')));
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (row: string[]) => row.map((x, i) => x.padEnd(widths[i]!)).join('  ');
   return [line(head), ...rows.map(line)].join('\n');

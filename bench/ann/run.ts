@@ -5,7 +5,6 @@
 //
 // Every (library, set, build) runs in its own child process (child.ts) one after another, so
 // memory figures are per library and the timings do not overlap.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
@@ -14,12 +13,13 @@ import { prepareSet } from './datasets.js';
 import { blasInUse, cpuInfo, ensureFaiss, ensureGroundTruthTool, ensureHnswlib, ensureLancedb, ensureUsearch, gitCommit, type PeerSetup } from './env.js';
 import { ensureGroundTruth } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
-import { emptyLibRun, type ChildTask, type LibRun } from './libs/types.js';
+import { type ChildTask, type LibRun } from './libs/types.js';
 import { usearchIsa } from './libs/usearch.js';
 import { LANCEDB_PREFIX, LANCEDB_VERSION } from './libs/lancedb.js';
 import { ensureDir, paths } from './paths.js';
 import { renderConsoleSummary, renderMarkdown, skipLine, type RunReport, type SetInfo } from './report.js';
 import { renderSvg } from './svg.js';
+import { runChild } from './spawn-child.js';
 
 const HNSW_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'faiss-hnsw', 'sable-hnsw'];
 
@@ -30,23 +30,6 @@ function sweepFor(lib: LibName, plan: Plan, nlist: number): number[] {
   // LanceDB answers a few hundred queries a second: its sweep starts where recall is in reach.
   if (lib === 'lancedb') return plan.nprobeSweep.filter((v) => v >= 8);
   return [];
-}
-
-function runChild(task: ChildTask, timeoutMs: number): Promise<LibRun> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=8192', paths.child, JSON.stringify(task)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
-    p.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
-      if (line) return resolve(JSON.parse(line.slice(7)) as LibRun);
-      resolve({ ...emptyLibRun(task), error: signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${timeoutMs / 1000} s?` : ''})` : `exited with ${code} without a result` });
-    });
-  });
 }
 
 async function main(): Promise<void> {

@@ -210,9 +210,9 @@ async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan 
       plan.target.state = 'sealed';
       core.partitions = [...core.partitions.filter((p) => !plan.sources.has(p)), ...kept];
       core.compaction = null;
-      if (kept.length === 0) plan.target.release(core.retirement);
+      if (kept.length === 0) core.retirement.retire(plan.target.handle);
       for (const src of plan.sources) {
-        src.release(core.retirement);
+        core.retirement.retire(src.handle);
         if (storage.durable) rmSync(storage.snapshotPath(`${uid}-${src.pid}.seg`), { force: true });
       }
     });

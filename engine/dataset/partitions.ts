@@ -102,8 +102,9 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
   const growingRecords = records.filter((r) => r.state === 'growing');
   for (const rec of records) {
     if (rec.state === 'sealed') {
-      const p = new Partition(rec.pid, await openSealed(core, rec), 'sealed');
-      p.trainedRows = rec.trainedRows ?? p.rows;
+      const opened = await openSealed(core, rec);
+      const p = new Partition(rec.pid, opened.handle, 'sealed');
+      p.trainedRows = opened.trainedRows;
       core.partitions.push(p);
     } else {
       const p = new Partition(rec.pid, native.segmentCreate(core.dim, core.manifest.metric, growingReserve(core)), 'growing');
@@ -138,9 +139,10 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
  * A sealed partition holds exactly its members (see `members`); its snapshot is a cache of
  * them. A snapshot row outside the members is not served (format 2 snapshots kept rows deleted
  * while their partition was growing, and brought them back after a restart); a member the
- * snapshot lacks means the snapshot is wrong, and it is rebuilt from LMDB.
+ * snapshot lacks means the snapshot is wrong, and it is rebuilt from LMDB. Resolves with the
+ * segment and the rows its index was trained on.
  */
-async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<number> {
+async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<{ handle: number; trainedRows: number }> {
   const { storage, uid } = core;
   const ids = members(core, rec);
   const loaded = await loadSnapshot(core, rec);
@@ -160,7 +162,7 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
         const checksum = await native.segmentSave(loaded, storage.snapshotPath(rec.snapshot!));
         await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, checksum }));
       }
-      return loaded;
+      return { handle: loaded, trainedRows: rec.trainedRows ?? native.segmentStats(loaded).rows };
     }
     native.segmentRelease(loaded);
   }
@@ -172,9 +174,8 @@ async function openSealed(core: DatasetCore, rec: PartitionRecord): Promise<numb
     const checksum = await native.segmentSave(handle, storage.snapshotPath(file));
     await storage.write(() => storage.parts.put([uid, rec.pid], { ...rec, snapshot: file, checksum, trainedRows: ids.length }));
   }
-  rec.trainedRows = ids.length;
   core.rebuiltSnapshots++;
-  return handle;
+  return { handle, trainedRows: ids.length };
 }
 
 /** The snapshot's segment, or null when it is missing or corrupt. */
