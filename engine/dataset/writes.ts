@@ -53,8 +53,50 @@ export async function upsert(
   metadata?.forEach((m, i) => checkMetadata(ids[i], m));
   const rows = lastRows(ids, vectors, metadata ?? [], dim);
   const n = rows.ids.length;
-  await submitWrite(core, { ids: rows.ids, rows: n, stage: () => stageUpsert(core, rows) });
+  for (const slice of transactionSlices(rows, dim)) {
+    await submitWrite(core, { ids: slice.ids, rows: slice.ids.length, stage: () => stageUpsert(core, slice) });
+  }
   return { upserted: n };
+}
+
+/**
+ * LMDB keeps every single page a write transaction dirtied on a free list for later
+ * transactions, for as long as the store is open: one transaction of 120k rows of 384-d would
+ * hold ~400 MB of anonymous memory for good. So an upsert past this many bytes of values commits
+ * in slices of about this size, one after another: a crash during it keeps whole slices, in order.
+ */
+export const TRANSACTION_SLICE_BYTES = 2 << 20;
+
+/** The rows in slices of about TRANSACTION_SLICE_BYTES (views, no copies). */
+function transactionSlices(rows: Rows, dim: number): Rows[] {
+  const n = rows.ids.length;
+  const slices: Rows[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < n; i++) {
+    bytes += dim * 4 + approximateBytes(rows.metas[i]);
+    if (bytes >= TRANSACTION_SLICE_BYTES || i === n - 1) {
+      slices.push({
+        ids: rows.ids.subarray(start, i + 1),
+        vectors: rows.vectors.subarray(start * dim, (i + 1) * dim),
+        metas: rows.metas.slice(start, i + 1),
+      });
+      start = i + 1;
+      bytes = 0;
+    }
+  }
+  return slices;
+}
+
+/** A metadata object's size as stored, near enough to bound a transaction. */
+function approximateBytes(m: Metadata | undefined): number {
+  if (!m) return 0;
+  let bytes = 0;
+  for (const key in m) {
+    const v = m[key];
+    bytes += key.length + 9 + (typeof v === 'string' ? v.length : 0);
+  }
+  return bytes;
 }
 
 /** Deletes vectors by id; resolves with how many existed. */
