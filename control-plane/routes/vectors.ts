@@ -27,7 +27,9 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
         'An upsert: an existing id is replaced. Returns {inserted, embedded}. A vector without values but with ' +
         "metadata.text is embedded with the dataset's embedding model first (embedded counts those). String ids map " +
         'to integers with 64-bit FNV-1a masked to 53 bits; two strings on one integer answer 409 id_collision. In ' +
-        'msgpack, values are float32 binaries.',
+        'msgpack, values are float32 binaries. The answer comes once every row is durable and searchable; a request past ' +
+        '2 MiB of values commits in slices of about that size, in order, so a crash before the answer may keep some ' +
+        'whole slices (a retry of the same request finishes it).',
       handler: async (ctx) => {
         const r = datasets.get(ctx.caller.orgId, ctx.params.datasetId);
         return reply(ctx, 200, await writes.insert(ctx.caller.orgId, r, ctx.body));
