@@ -86,46 +86,53 @@ size_t allowed_positions(const uint32_t* ids, size_t count, const Bitset& allow,
   return n;
 }
 
-// The k smallest (key, id) pairs of a stream, ties to the smaller id (as TopK orders them):
-// appends anything not above the threshold and, when the buffer reaches 2k, keeps the k best with
-// nth_element. Cheaper than a heap when most of the stream arrives before the threshold settles.
+// The float's bits as an unsigned key in the same order as the floats (NaN aside).
+inline uint32_t ordered_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+// The k smallest (key, position) pairs of a stream, ties to the smaller position (as TopK orders
+// them): appends anything not above the k-th pair so far and, when the buffer is full, keeps the
+// k best with nth_element. A pair is one integer, the key's ordered bits above the position, so
+// one integer compare orders pairs and the append is branch-free: on 10k GloVe rows compaction
+// over (key, id) structs took 13% of a query.
 class Collector {
  public:
-  struct Entry {
-    float key;
-    uint32_t id;
-    bool operator<(const Entry& o) const { return key < o.key || (key == o.key && id < o.id); }
-  };
   void reset(size_t k) {
     k_ = std::max<size_t>(k, 1);
-    buf_.clear();
-    if (buf_.capacity() < 2 * k_) buf_.reserve(2 * k_);
-    thr_ = std::numeric_limits<float>::infinity();
+    cap_ = kBufferFactor * k_;
+    if (buf_.size() < cap_ + 1) buf_.resize(cap_ + 1);
+    n_ = 0;
+    thr_ = UINT64_MAX;
   }
-  void push(float key, uint32_t id) {
-    if (!(key <= thr_)) return;
-    buf_.push_back({key, id});
-    if (buf_.size() >= 2 * k_) compact();
+  void push(float key, uint32_t position) {
+    const uint64_t pair = uint64_t(ordered_bits(key)) << 32 | position;
+    buf_[n_] = pair;
+    n_ += pair <= thr_;
+    if (n_ == cap_) compact();
   }
   // Pairs held, at most k after finish().
-  size_t size() const { return std::min(buf_.size(), k_); }
-  // The k best, ascending.
-  const std::vector<Entry>& finish() {
+  size_t size() const { return std::min(n_, k_); }
+  // Sorts the k best, ascending; position(i) reads them.
+  void finish() {
     compact();
-    std::sort(buf_.begin(), buf_.end());
-    return buf_;
+    std::sort(buf_.begin(), buf_.begin() + n_);
   }
+  uint32_t position(size_t i) const { return uint32_t(buf_[i]); }
 
  private:
+  static constexpr size_t kBufferFactor = 4;
   void compact() {
-    if (buf_.size() <= k_) return;
-    std::nth_element(buf_.begin(), buf_.begin() + (k_ - 1), buf_.end());
-    buf_.resize(k_);
-    thr_ = buf_[k_ - 1].key;
+    if (n_ <= k_) return;
+    std::nth_element(buf_.begin(), buf_.begin() + (k_ - 1), buf_.begin() + n_);
+    n_ = k_;
+    thr_ = buf_[k_ - 1];
   }
-  size_t k_ = 1;
-  float thr_ = 0;
-  std::vector<Entry> buf_;
+  size_t k_ = 1, cap_ = 4, n_ = 0;
+  uint64_t thr_ = UINT64_MAX;
+  std::vector<uint64_t> buf_;
 };
 
 // Weights w = q * scale of one query against one quantizer, ready for the kernels (stride rounded
@@ -263,15 +270,6 @@ void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, s
   select_lists(nprobe, out, stats);
 }
 
-namespace {
-// The float's bits as an unsigned key in the same order as the floats (NaN aside).
-inline uint32_t ordered_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-}  // namespace
-
 void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out) {
   // Two histogram passes over the keys' top 16 bits (as ordered integers) find a prefix that
   // keeps at least m of them, usually a few more; an exact selection among those follows. Linear
@@ -408,16 +406,16 @@ void IvfIndex::search(const VectorStore& store, const float* query, const Search
       ++scanned;
     });
   // Exact re-ranking of the candidates.
-  const auto& cands = cand.finish();
-  const size_t row_bytes = store.row_bytes();
-  for (size_t i = 0; i < cands.size() && i < 2; ++i) prefetch_bytes(store.row_address(ids_[cands[i].id]), row_bytes);
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (i + 2 < cands.size()) prefetch_bytes(store.row_address(ids_[cands[i + 2].id]), row_bytes);
-    const uint32_t row = ids_[cands[i].id];
+  cand.finish();
+  const size_t row_bytes = store.row_bytes(), held = cand.size();
+  for (size_t i = 0; i < held && i < 2; ++i) prefetch_bytes(store.row_address(ids_[cand.position(i)]), row_bytes);
+  for (size_t i = 0; i < held; ++i) {
+    if (i + 2 < held) prefetch_bytes(store.row_address(ids_[cand.position(i + 2)]), row_bytes);
+    const uint32_t row = ids_[cand.position(i)];
     const float dist = store.distance(query, row);
     if (dist < out.threshold() || !out.full()) out.push(dist, row);
   }
-  stats.candidates_scored += scored + cands.size();
+  stats.candidates_scored += scored + held;
   stats.nprobe = std::max(stats.nprobe, scanned);
 }
 
