@@ -28,6 +28,44 @@ export interface NativeResult {
   isa: string;
 }
 
+/**
+ * A batch's answers in columns (one object per query costs more than a small partition's search):
+ * query q's hits are ids and scores from offsets[q] to offsets[q + 1]; its receipts, one per
+ * handle searched, are RECEIPT_FIELDS numbers each from q * handles * RECEIPT_FIELDS (batchResult
+ * reads one query's answer back as a NativeResult).
+ */
+export interface NativeBatch {
+  ids: Float64Array;
+  scores: Float32Array;
+  offsets: Uint32Array;
+  /** strategy (index into strategies), rows, matches, candidates_scored, nprobe, beam_width, estimated_recall (-1: none) */
+  receipts: Float64Array;
+  strategies: string[];
+  isa: string;
+}
+
+const RECEIPT_FIELDS = 7;
+
+/** Query q's answer of a batch over `handles` segments. */
+export function batchResult(batch: NativeBatch, q: number, handles: number): NativeResult {
+  const from = batch.offsets[q]!;
+  const to = batch.offsets[q + 1]!;
+  const partitions: NativeReceiptPartition[] = new Array(handles);
+  const r = batch.receipts;
+  for (let i = 0, f = q * handles * RECEIPT_FIELDS; i < handles; i++, f += RECEIPT_FIELDS) {
+    partitions[i] = {
+      strategy: batch.strategies[r[f]!]!,
+      rows: r[f + 1]!,
+      matches: r[f + 2]!,
+      candidates_scored: r[f + 3]!,
+      nprobe: r[f + 4]!,
+      beam_width: r[f + 5]!,
+      estimated_recall: r[f + 6]! < 0 ? null : r[f + 6]!,
+    };
+  }
+  return { ids: batch.ids.subarray(from, to), scores: batch.scores.subarray(from, to), partitions, isa: batch.isa };
+}
+
 export interface NativePredicate {
   column: string;
   op: PredicateOp;
@@ -110,7 +148,7 @@ export interface NativeAddon {
   /** With a checksum, refuses (snapshot_corrupt) any file but the snapshot saved with it. */
   segmentLoad(path: string, checksum?: string): Promise<number>;
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): NativeResult;
-  searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeResult[]>;
+  searchBatch(handles: number[], queries: Float32Array, options: NativeQueryOptions, threads: number): Promise<NativeBatch>;
   /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
   modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;
   modelRelease(handle: number): void;

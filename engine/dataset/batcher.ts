@@ -6,7 +6,7 @@
  * A query waits at most until the event loop's check phase: at concurrency 1 it runs alone, at
  * once; under load the requests of one poll phase share their tasks.
  */
-import { native, type NativeQueryOptions, type NativeResult } from '../native.js';
+import { batchResult, native, type NativeBatch, type NativeQueryOptions, type NativeResult } from '../native.js';
 import type { ShardRunner } from '../types.js';
 
 /** Queries per task from which a turn's batch is split over the pool threads. */
@@ -63,7 +63,7 @@ export class SearchBatcher {
     const dim = waiting[0]!.query.length;
     const queries = new Float32Array(dim * waiting.length);
     for (let i = 0; i < waiting.length; i++) queries.set(waiting[i]!.query, i * dim);
-    let pending: Promise<NativeResult[]>;
+    let pending: Promise<NativeBatch>;
     try {
       pending = native.searchBatch(g.handles, queries, g.options, 1);
     } catch (e) {
@@ -73,8 +73,8 @@ export class SearchBatcher {
       return;
     }
     pending.then(
-      (results) => {
-        for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(results[i]!);
+      (batch) => {
+        for (let i = 0; i < waiting.length; i++) waiting[i]!.resolve(batchResult(batch, i, g.handles.length));
       },
       (e: unknown) => {
         for (const w of waiting) w.reject(e);

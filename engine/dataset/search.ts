@@ -74,12 +74,16 @@ export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
 
 /** Turns native results into hits (with metadata unless asked not to). */
 function hits(core: DatasetCore, result: NativeResult, includeMetadata = true): Hit[] {
-  const out: Hit[] = new Array(result.ids.length);
-  for (let i = 0; i < result.ids.length; i++) {
-    const id = result.ids[i];
-    const hit: Hit = { id, score: result.scores[i] };
+  return hitsBetween(core, result.ids, result.scores, 0, result.ids.length, includeMetadata);
+}
+
+function hitsBetween(core: DatasetCore, ids: Float64Array, scores: Float32Array, from: number, to: number, includeMetadata: boolean): Hit[] {
+  const out: Hit[] = new Array(to - from);
+  for (let i = from; i < to; i++) {
+    const id = ids[i]!;
+    const hit: Hit = { id, score: scores[i]! };
     if (includeMetadata) hit.metadata = core.storage.meta.get([core.uid, id]) ?? {};
-    out[i] = hit;
+    out[i - from] = hit;
   }
   return out;
 }
@@ -95,8 +99,11 @@ export async function searchBatch(core: DatasetCore, queries: Float32Array, opts
   const threads = opts.threads ?? 1;
   if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw invalid('threads must be an integer from 1 to 256');
   const p = plan(core, opts);
-  const results = await native.searchBatch(p.handles, queries, p.options, threads);
-  return results.map((r) => hits(core, r, opts.includeMetadata ?? true));
+  const batch = await native.searchBatch(p.handles, queries, p.options, threads);
+  const withMetadata = opts.includeMetadata ?? true;
+  const answers: Hit[][] = new Array(batch.offsets.length - 1);
+  for (let q = 0; q < answers.length; q++) answers[q] = hitsBetween(core, batch.ids, batch.scores, batch.offsets[q]!, batch.offsets[q + 1]!, withMetadata);
+  return answers;
 }
 
 /**

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <mutex>
 #include <unordered_map>
 
@@ -157,6 +159,58 @@ Napi::Object result_object(Napi::Env env, const SearchResult& res) {
   return out;
 }
 
+// A batch's answers in columns: one object per query with its receipts cost more than the
+// search of a small partition (V8 interns every property name each time); JS reads these as
+// NativeBatch (engine/native.ts).
+constexpr const char* kStrategies[] = {"none", "exact", "index", "widened"};
+constexpr size_t kReceiptFields = 7;
+
+double strategy_code(const char* strategy) {
+  for (size_t i = 0; i < std::size(kStrategies); ++i)
+    if (std::strcmp(strategy, kStrategies[i]) == 0) return double(i);
+  throw sable::Error(Code::internal, std::string("unknown search strategy ") + strategy);
+}
+
+Napi::Object batch_object(Napi::Env env, const std::vector<SearchResult>& results) {
+  size_t hits = 0, receipts = 0;
+  for (const auto& r : results) {
+    hits += r.ids.size();
+    receipts += r.segments.size();
+  }
+  Napi::Float64Array ids = Napi::Float64Array::New(env, hits);
+  Napi::Float32Array scores = Napi::Float32Array::New(env, hits);
+  Napi::Uint32Array offsets = Napi::Uint32Array::New(env, results.size() + 1);
+  Napi::Float64Array fields = Napi::Float64Array::New(env, receipts * kReceiptFields);
+  size_t at = 0, f = 0;
+  offsets[0] = 0;
+  for (size_t q = 0; q < results.size(); ++q) {
+    const auto& r = results[q];
+    for (size_t i = 0; i < r.ids.size(); ++i, ++at) {
+      ids[at] = double(r.ids[i]);
+      scores[at] = r.scores[i];
+    }
+    offsets[q + 1] = uint32_t(at);
+    for (const auto& s : r.segments) {
+      fields[f++] = strategy_code(s.strategy);
+      fields[f++] = double(s.rows);
+      fields[f++] = double(s.matches);
+      fields[f++] = double(s.candidates_scored);
+      fields[f++] = s.nprobe;
+      fields[f++] = s.beam_width;
+      fields[f++] = s.estimated_recall >= 0 ? std::round(double(s.estimated_recall) * 1000) / 1000 : -1;
+    }
+  }
+  Napi::Array strategies = Napi::Array::New(env, std::size(kStrategies));
+  for (uint32_t i = 0; i < std::size(kStrategies); ++i) strategies.Set(i, kStrategies[i]);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("ids", ids);
+  out.Set("scores", scores);
+  out.Set("offsets", offsets);
+  out.Set("receipts", fields);
+  out.Set("strategies", strategies);
+  out.Set("isa", isa_name(active_kernels().isa));
+  return out;
+}
 
 void set(Napi::Env env, Napi::Object exports, const char* name, Napi::Value (*fn)(const Napi::CallbackInfo&)) {
   exports.Set(name, Napi::Function::New(env, fn, name));
@@ -457,11 +511,7 @@ Napi::Value search_batch(const Napi::CallbackInfo& info) {
     auto results = std::make_shared<std::vector<SearchResult>>();
     return queue(new Task(
         info.Env(), [segs, data, nq, opts, threads, results] { *results = search_batch(segs, data, nq, opts, threads); },
-        [results](Napi::Env env) -> Napi::Value {
-          Napi::Array out = Napi::Array::New(env, results->size());
-          for (size_t i = 0; i < results->size(); ++i) out.Set(uint32_t(i), result_object(env, (*results)[i]));
-          return out;
-        },
+        [results](Napi::Env env) -> Napi::Value { return batch_object(env, *results); },
         {queries}));
   });
 }
