@@ -107,11 +107,24 @@ class Collector {
     n_ = 0;
     thr_ = UINT64_MAX;
   }
-  void push(float key, uint32_t position) {
-    const uint64_t pair = uint64_t(ordered_bits(key)) << 32 | position;
-    buf_[n_] = pair;
-    n_ += pair <= thr_;
-    if (n_ == cap_) compact();
+  // Pairs (keys[i], base + (sel ? sel[i] : i)) for i < count. The count lives in a register
+  // through the loop: kept in the member, each append waited on the store of the one before.
+  void push_run(const float* keys, const uint32_t* sel, uint32_t base, size_t count) {
+    size_t n = n_;
+    uint64_t thr = thr_;
+    uint64_t* buf = buf_.data();
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t pair = uint64_t(ordered_bits(keys[i])) << 32 | (base + (sel ? sel[i] : uint32_t(i)));
+      buf[n] = pair;
+      n += pair <= thr;
+      if (n == cap_) {
+        n_ = n;
+        compact();
+        n = n_;
+        thr = thr_;
+      }
+    }
+    n_ = n;
   }
   // Pairs held, at most k after finish().
   size_t size() const { return std::min(n_, k_); }
@@ -204,7 +217,7 @@ struct IvfIndex::Scratch {
   std::vector<Probe> probes, all;
   std::vector<uint8_t> seen;
   std::vector<float> keys;
-  std::vector<uint32_t> ords;  // keys as ordered integers (select_smallest)
+  std::vector<uint64_t> pairs;  // (ordered key, list) of select_smallest
   Collector cands;
   float qq = 0;  // l2: ||q||^2
   // Bit codes: the query, and per block the distances' lower bounds and the rows to re-score.
@@ -271,38 +284,47 @@ void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, s
 }
 
 void IvfIndex::select_smallest(const std::vector<float>& keys, uint32_t m, Scratch& s, std::vector<Probe>& out) {
-  // Two histogram passes over the keys' top 16 bits (as ordered integers) find a prefix that
-  // keeps at least m of them, usually a few more; an exact selection among those follows. Linear
-  // and nearly branch-free: a threshold from nth_element over a sample of the keys cost 4.9 µs
-  // for 40 of 400 lists, a sixth of a query on 10k GloVe rows, and this 1.7 µs.
+  // A histogram of the keys over 256 even steps from the smallest to the largest finds the step
+  // that holds the m-th smallest; the keys up to that step (m and about n / 256 more) are
+  // selected exactly as packed (ordered key, list) integers, one integer compare each. 1.75 µs
+  // for 40 of 400 normal keys against 2.1 µs for two histograms of the keys' top 16 bits (whose
+  // steps follow the exponents, not the keys' spread) with (key, list) structs; most of either
+  // is the sort of the m kept.
   const uint32_t n = uint32_t(keys.size());
-  uint32_t limit = UINT32_MAX;
-  s.ords.resize(n);
-  if (m < n) {
-    uint32_t high[256] = {0}, low[256] = {0};
-    for (uint32_t i = 0; i < n; ++i) ++high[(s.ords[i] = ordered_bits(keys[i])) >> 24];
-    uint32_t b1 = 0, below = 0;
-    while (below + high[b1] < m) below += high[b1++];
-    for (uint32_t i = 0; i < n; ++i) low[(s.ords[i] >> 16) & 255] += (s.ords[i] >> 24) == b1;
-    uint32_t b2 = 0;
-    while (below + low[b2] < m) below += low[b2++];
-    limit = (b1 << 24) | (b2 << 16) | 0xffffu;
+  auto& pairs = s.pairs;
+  pairs.resize(n);
+  uint32_t cnt = 0;
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (uint32_t i = 0; i < n; ++i) {
+    lo = std::min(lo, keys[i]);
+    hi = std::max(hi, keys[i]);
   }
-  out.resize(size_t(n) + 1);
-  size_t cnt = 0;
-  for (uint32_t i = 0; i < n; ++i) {  // branch-free filter
-    out[cnt] = {keys[i], i};
-    cnt += limit == UINT32_MAX || s.ords[i] <= limit;
+  if (m < n && std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
+    constexpr uint32_t kSteps = 256;
+    const float scale = float(kSteps - 1) / (hi - lo);
+    // max(0, NaN) is 0: a NaN key lands in the first step and is ranked by the exact part.
+    auto step = [&](float key) { return std::min<uint32_t>(uint32_t(std::max(0.0f, (key - lo) * scale)), kSteps - 1); };
+    uint32_t counts[kSteps] = {0};
+    for (uint32_t i = 0; i < n; ++i) ++counts[step(keys[i])];
+    uint32_t last = 0, below = 0;
+    while (below + counts[last] < m) below += counts[last++];
+    for (uint32_t i = 0; i < n; ++i) {  // branch-free filter
+      pairs[cnt] = uint64_t(ordered_bits(keys[i])) << 32 | i;
+      cnt += step(keys[i]) <= last;
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) pairs[i] = uint64_t(ordered_bits(keys[i])) << 32 | i;
+    cnt = n;
   }
-  out.resize(cnt);
-  auto less = [](const Probe& a, const Probe& b) {
-    return a.key < b.key || (a.key == b.key && a.list < b.list);
-  };
-  if (out.size() > m) {
-    std::nth_element(out.begin(), out.begin() + (m - 1), out.end(), less);
-    out.resize(m);
+  const auto first = pairs.begin(), end = first + cnt;
+  const uint32_t keep = std::min(m, cnt);
+  if (cnt > keep) std::nth_element(first, first + (keep - 1), end);
+  std::sort(first, first + keep);
+  out.resize(keep);
+  for (uint32_t i = 0; i < keep; ++i) {
+    const uint32_t list = uint32_t(pairs[i]);
+    out[i] = {keys[list], list};
   }
-  std::sort(out.begin(), out.end(), less);
 }
 
 void IvfIndex::quantize_centroids() {
@@ -357,12 +379,16 @@ size_t IvfIndex::scan_list(const Probe& pr, const Bitset* allow, Scratch& s) con
       if (!cnt) continue;
       sel = s.sel.data();
     }
-    s.data.score(kt, codes + b0 * stride_, stride_, sel, cnt, s.scores.data());
-    for (size_t i = 0; i < cnt; ++i) {
-      const size_t j = b0 + (sel ? sel[i] : i);
-      const float dist = a + mult * s.scores[i] + (bias ? bias[j] : 0.0f);
-      cand.push(dist, uint32_t(begin + j));  // a position: rows are looked up for the survivors only
-    }
+    float* dist = s.scores.data();
+    s.data.score(kt, codes + b0 * stride_, stride_, sel, cnt, dist);
+    if (!bias)
+      for (size_t i = 0; i < cnt; ++i) dist[i] = a + mult * dist[i];
+    else if (!sel)
+      for (size_t i = 0; i < cnt; ++i) dist[i] = a + mult * dist[i] + bias[b0 + i];
+    else
+      for (size_t i = 0; i < cnt; ++i) dist[i] = a + mult * dist[i] + bias[b0 + sel[i]];
+    // Positions, not rows: rows are looked up for the survivors only.
+    cand.push_run(dist, sel, uint32_t(begin + b0), cnt);
     scored += cnt;
   }
   return scored;
