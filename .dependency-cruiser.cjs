@@ -12,7 +12,9 @@
  * engine/index.ts only; the native addon is loaded by engine/native.ts only (a test checks that,
  * as the addon is not an import). Work on other threads keeps a naming rule: a piscina pool
  * lives in a `*-pool.ts` file and its thread's entry point in a `*-worker.ts` file, imported by
- * nothing (its pool names it by URL; types may be shared).
+ * nothing (its pool names it by URL; types may be shared). The dashboard (dashboard/) is
+ * browser code outside the layers: it reaches the service through client/ only, and nothing
+ * imports it (the service serves its build as files).
  */
 const LAYERS = {
   errors: [],
@@ -59,6 +61,20 @@ module.exports = {
       to: { path: `^(${ALL.filter((l) => l !== 'client').join('|')})/`, dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'dashboard-through-the-client',
+      comment: 'dashboard/ runs in browsers: it imports its own files, client/ and packages, nothing else of the tree',
+      severity: 'error',
+      from: { path: '^dashboard/' },
+      to: { pathNot: '^(dashboard|client|node_modules)/' },
+    },
+    {
+      name: 'nothing-imports-the-dashboard',
+      comment: 'the dashboard is served as built files: no code imports it',
+      severity: 'error',
+      from: { pathNot: '^dashboard/' },
+      to: { path: '^dashboard/' },
+    },
+    {
       name: 'thread-entry-by-url',
       comment: 'a *-worker.ts file runs on a pool thread: its pool loads it by URL, nothing imports its code',
       severity: 'error',
@@ -85,6 +101,6 @@ module.exports = {
     exclude: { path: '^(node_modules|dist|native/build)' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
   },
 };

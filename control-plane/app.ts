@@ -60,6 +60,7 @@ import type { Config } from './config.js';
 import { configError } from '../errors/codes.js';
 import { Cors } from './http/cors.js';
 import { Router } from './http/router.js';
+import { DashboardAssets } from './http/static-dashboard.js';
 import { createHttpServer, pickAdapter } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
@@ -96,6 +97,8 @@ export interface Service {
 export interface ServiceHooks {
   /** The schedules' clock (a DST change without waiting for one). */
   now?: () => Date;
+  /** Where the dashboard's build is read from (an empty directory: the page when it is not built). */
+  dashboardDir?: string;
 }
 
 export async function startService(config: Config, hooks: ServiceHooks = {}): Promise<Service> {
@@ -213,10 +216,11 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
   );
   const cors = new Cors(config.corsOrigins);
+  const dashboard = new DashboardAssets(hooks.dashboardDir);
   const handler = async (req: Request) => {
     const preflight = cors.preflight(req, (path) => router.methodsOf(path));
     if (preflight) return preflight;
-    const { response, pattern, requestId } = await router.handle(req);
+    const { response, pattern, requestId } = dashboard.answer(req) ?? (await router.handle(req));
     cors.decorate(req, response);
     const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
     metrics.observeRequest(req.method, pattern, response.status, ms);
