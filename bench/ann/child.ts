@@ -249,7 +249,7 @@ async function main(): Promise<void> {
       result = await runFaiss(data, gt, exact);
     } else {
       const adapter =
-        task.lib === 'hnswlib' ? createHnswlib(task) : task.lib === 'usearch' ? createUsearch(task) : task.lib === 'lancedb' ? createLancedb(task) : await createSable(task);
+        task.lib === 'hnswlib' ? createHnswlib(task) : task.lib === 'usearch' ? createUsearch(task) : task.lib.startsWith('lancedb') ? createLancedb(task) : await createSable(task);
       result = await runAdapter(adapter, data, gt, exact);
     }
   } catch (e) {

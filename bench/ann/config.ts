@@ -18,12 +18,13 @@ export type LibName =
   | 'hnswlib'
   | 'usearch'
   | 'lancedb'
+  | 'lancedb-hnsw'
   | 'faiss-hnsw'
   | 'faiss-ivf'
   | 'faiss-flat';
 
 export const SABLE_LIBS: readonly LibName[] = ['sable', 'sable-hnsw', 'sable-ivf', 'sable-flat'];
-export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'lancedb', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
+export const PEER_LIBS: readonly LibName[] = ['hnswlib', 'usearch', 'lancedb', 'lancedb-hnsw', 'faiss-hnsw', 'faiss-ivf', 'faiss-flat'];
 export const ALL_LIBS: readonly LibName[] = [...SABLE_LIBS, ...PEER_LIBS];
 
 /** Group names accepted by --only / --skip besides the library names. */
@@ -31,7 +32,7 @@ const GROUPS: Record<string, readonly LibName[]> = {
   'sable-all': SABLE_LIBS,
   hnswlib: ['hnswlib'],
   usearch: ['usearch'],
-  lancedb: ['lancedb'],
+  'lancedb-all': ['lancedb', 'lancedb-hnsw'],
   faiss: ['faiss-hnsw', 'faiss-ivf', 'faiss-flat'],
   peers: PEER_LIBS,
 };
@@ -206,8 +207,9 @@ debian-minilm (384-d MiniLM embeddings of Debian documentation sentences).
   --full                whole sets, denser sweeps, two HNSW build settings, faiss-hnsw, all
                         queries for the exact indexes, two-thread filtered cases (quick otherwise)
   --only=a,b            libraries or groups: sable, sable-hnsw, sable-ivf, sable-flat, hnswlib,
-                        usearch, lancedb, faiss-hnsw, faiss-ivf, faiss-flat; groups sable-all (the four
-                        sable index types), faiss (the three FAISS ones), peers
+                        usearch, lancedb (IVF-PQ), lancedb-hnsw (IVF-HNSW-SQ), faiss-hnsw, faiss-ivf,
+                        faiss-flat; groups sable-all (the four sable index types), lancedb-all
+                        (both LanceDB indexes), faiss (the three FAISS ones), peers
   --skip=a,b            the same names, left out
   --sets=glove,mnist,synthetic,debian-minilm   (default: all four)
   --queries=N           held-out queries per set (default 1000)

@@ -15,7 +15,7 @@ import { ensureGroundTruth } from './groundtruth.js';
 import { packageVersion } from './libs/hnswlib.js';
 import { type ChildTask, type LibRun } from './libs/types.js';
 import { usearchIsa } from './libs/usearch.js';
-import { LANCEDB_PREFIX, LANCEDB_VERSION } from './libs/lancedb.js';
+import { HNSW_SQ, LANCEDB_PREFIX, LANCEDB_VERSION } from './libs/lancedb.js';
 import { ensureDir, paths } from './paths.js';
 import { renderConsoleSummary, renderMarkdown, skipLine, type RunReport, type SetInfo } from './report.js';
 import { renderSvg } from './svg.js';
@@ -29,6 +29,8 @@ function sweepFor(lib: LibName, plan: Plan, nlist: number): number[] {
   if (lib === 'sable') return plan.nprobeSweep;
   // LanceDB answers a few hundred queries a second: its sweep starts where recall is in reach.
   if (lib === 'lancedb') return plan.nprobeSweep.filter((v) => v >= 8);
+  // Its guidance keeps the search-time ef at or below efConstruction.
+  if (lib === 'lancedb-hnsw') return plan.efSweep.filter((v) => v <= HNSW_SQ.efConstruction);
   return [];
 }
 
@@ -62,15 +64,15 @@ async function main(): Promise<void> {
   // hnswlib-node and usearch: loaded once in a probe process of this Node; (re)built for it when
   // they do not load (another ABI, no binary), skipped with the reason when that fails too.
   const peerNotes: string[] = [];
-  const peer = (lib: LibName, setup: () => PeerSetup) => {
-    if (!libs.includes(lib)) return;
+  const peer = (names: LibName[], setup: () => PeerSetup) => {
+    if (!libs.some((l) => names.includes(l))) return;
     const s = setup();
     peerNotes.push(...s.notes);
-    if (s.skip) drop((l) => l === lib, s.skip);
+    if (s.skip) drop((l) => names.includes(l), s.skip);
   };
-  peer('hnswlib', () => ensureHnswlib(plan.rebuildPeers));
-  peer('usearch', () => ensureUsearch());
-  peer('lancedb', () => ensureLancedb(LANCEDB_PREFIX, LANCEDB_VERSION));
+  peer(['hnswlib'], () => ensureHnswlib(plan.rebuildPeers));
+  peer(['usearch'], () => ensureUsearch());
+  peer(['lancedb', 'lancedb-hnsw'], () => ensureLancedb(LANCEDB_PREFIX, LANCEDB_VERSION));
   if (libs.some((l) => l.startsWith('faiss-'))) {
     const why = ensureFaiss(plan.installFaiss);
     if (why) drop((l) => l.startsWith('faiss-'), why);
@@ -111,7 +113,7 @@ async function main(): Promise<void> {
           sweep: sweepFor(lib, plan, nlist),
           stopRecall: plan.stopRecall,
           // A pass of LanceDB takes seconds at any setting: the quick bound would stop it at once.
-          maxSecondsPerSetting: lib === 'lancedb' ? Math.max(plan.maxSecondsPerSetting, 30) : plan.maxSecondsPerSetting,
+          maxSecondsPerSetting: lib.startsWith('lancedb') ? Math.max(plan.maxSecondsPerSetting, 30) : plan.maxSecondsPerSetting,
           selectivities: plan.selectivities,
           recallTarget: plan.recallTarget,
           filteredTwoThreads: plan.filteredTwoThreads,

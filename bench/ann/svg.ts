@@ -11,6 +11,8 @@ const PALETTE: Record<string, string> = {
   'sable-flat': '#8c564b',
   hnswlib: '#1f77b4',
   usearch: '#2ca02c',
+  lancedb: '#e377c2',
+  'lancedb-hnsw': '#393b79',
   'faiss-hnsw': '#9467bd',
   'faiss-ivf': '#17becf',
   'faiss-flat': '#7f7f7f',
