@@ -7,7 +7,12 @@ import { useEffect, useState } from 'preact/hooks';
 export const HOME = '/datasets';
 
 export function currentPath(): string {
-  const path = decodeURI(location.hash.slice(1));
+  let path: string;
+  try {
+    path = decodeURI(location.hash.slice(1));
+  } catch {
+    return HOME;
+  }
   return path.startsWith('/') ? path : HOME;
 }
 

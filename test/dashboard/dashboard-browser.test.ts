@@ -246,7 +246,7 @@ describe('the dashboard in Chromium', () => {
     expect(requests.length).toBeGreaterThan(10);
     expect(requests.filter((u) => !u.startsWith(svc.url + '/') && !u.startsWith('data:'))).toEqual([]);
     for (const secret of [adminKey, memberKey, ...tokens]) expect(consoleLines.filter((l) => l.includes(secret))).toEqual([]);
-    expect(consoleLines.filter((l) => l.startsWith('pageerror'))).toEqual([]);
+    expect(consoleLines.filter((l) => l.startsWith('pageerror') || l.includes('Content Security Policy'))).toEqual([]);
   });
 
   it('serves the page and its assets with cache and security headers, gzip and ETags, on both adapters', async () => {
