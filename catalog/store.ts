@@ -49,6 +49,7 @@ export const CONTROL_DATABASES = {
   sessions: 'sessions',
   sessionMessages: 'session_messages',
   sessionEvents: 'session_events',
+  endedDashboardSessions: 'ended_dashboard_sessions',
 } as const;
 export type ControlDatabase = keyof typeof CONTROL_DATABASES;
 

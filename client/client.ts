@@ -71,7 +71,8 @@ export class SableClient {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly opts: ClientOptions) {
-    this.fetch = opts.fetch ?? globalThis.fetch;
+    // Bound: browsers refuse fetch called as a method of another object ("Illegal invocation").
+    this.fetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
   // Datasets and vectors.

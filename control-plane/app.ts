@@ -65,7 +65,7 @@ import { createHttpServer, pickAdapter } from './http/server.js';
 import type { HttpServer, Request } from './http/types.js';
 import { Metrics } from './metrics.js';
 import { datasetRoutes } from './routes/datasets.js';
-import { SessionTokens } from './auth/sessions.js';
+import { bearerToken, SessionTokens } from './auth/sessions.js';
 import { connectionRoutes } from './routes/connections.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { documentRoutes } from './routes/documents.js';
@@ -196,8 +196,8 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
       return record ? { orgId: record.org_id, role: record.role, keyId: record.key_id } : undefined;
     },
     (req) => {
-      const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-      return m ? sessionTokens.verify(m[1]) : undefined;
+      const token = bearerToken(req.headers.authorization);
+      return token ? sessionTokens.verify(token) : undefined;
     },
   );
   router.add(

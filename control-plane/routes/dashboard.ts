@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { SourcePreviews } from '../../ingest/sources/previews.js';
-import type { SessionTokens } from '../auth/sessions.js';
+import { bearerToken, type SessionTokens } from '../auth/sessions.js';
 import { route, type Route } from '../http/router.js';
 import { json } from '../http/types.js';
 import { headerSafe } from './documents.js';
@@ -26,9 +26,25 @@ export function dashboardRoutes(sessions: SessionTokens, previews: SourcePreview
   return [
     {
       method: 'POST', path: '/auth/sessions', auth: 'key', summary: 'A dashboard session token for this API key (one hour)',
-      responses: { 201: Type.Object({ token: Type.String(), expires_at: Type.String() }) },
-      description: 'Send it as Authorization: Bearer <token> to the dashboard routes. Revoking the key ends its sessions.',
+      responses: {
+        201: Type.Object({
+          token: Type.String(),
+          expires_at: Type.String(),
+          role: Type.Union([Type.Literal('admin'), Type.Literal('member')], { description: "the key's role: what the dashboard may offer" }),
+          org_id: Type.String(),
+        }),
+      },
+      description: 'Send it as Authorization: Bearer <token> to the dashboard routes. Revoking the key ends its sessions; DELETE /auth/sessions ends this one.',
       handler: async ({ caller }) => json(201, sessions.issue(caller)),
+    },
+    {
+      method: 'DELETE', path: '/auth/sessions', auth: 'session', summary: 'End the dashboard session whose token is sent (sign out)',
+      responses: { 204: null },
+      description: 'The token is refused from then on, also after a restart; other sessions of the same key go on.',
+      handler: async ({ req }) => {
+        await sessions.end(bearerToken(req.headers.authorization)!);
+        return { status: 204 };
+      },
     },
     route({
       method: 'GET', path: '/sources/info', auth: 'session', summary: "An item's name, size, type, modification time and whether it can be read",

@@ -70,6 +70,7 @@ describe('dashboard routes', () => {
     expect(s.status).toBe(201);
     token = s.body.token;
     expect(Date.parse(s.body.expires_at)).toBeGreaterThan(Date.now());
+    expect(s.body).toMatchObject({ role: 'admin', org_id: expect.any(String) });
     expect((await dash('GET', `/sources/info?source_path=${encodeURIComponent(`${siteUrl}/guide.html`)}`)).status).toBe(200);
     const withKey = await fetch(`${svc.url}/sources/info?source_path=x`, { headers: { 'x-api-key': svc.createdAdminKey! } });
     expect(withKey.status).toBe(401);
@@ -109,5 +110,15 @@ describe('dashboard routes', () => {
     expect((await dash('GET', '/sources/info?source_path=gdrive://pdf-1', undefined, s.body.token)).status).toBe(200);
     execFileSync(process.execPath, [CLI, 'keys', 'revoke', member.key_id, '--data-dir', dir]);
     expect((await dash('GET', '/sources/info?source_path=gdrive://pdf-1', undefined, s.body.token)).status).toBe(401);
+  });
+
+  it('signs out: DELETE /auth/sessions ends that token only, and an API key cannot end one', async () => {
+    const first = (await api.call('POST', '/auth/sessions')).body.token;
+    const second = (await api.call('POST', '/auth/sessions')).body.token;
+    expect((await fetch(`${svc.url}/auth/sessions`, { method: 'DELETE', headers: { 'x-api-key': svc.createdAdminKey! } })).status).toBe(401);
+    expect((await dash('DELETE', '/auth/sessions', undefined, first)).status).toBe(204);
+    expect((await dash('GET', '/sources/info?source_path=gdrive://pdf-1', undefined, first)).status).toBe(401);
+    expect((await dash('DELETE', '/auth/sessions', undefined, first)).status).toBe(401);
+    expect((await dash('GET', '/sources/info?source_path=gdrive://pdf-1', undefined, second)).status).toBe(200);
   });
 });
