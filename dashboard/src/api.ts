@@ -40,12 +40,6 @@ export function problemOf(e: unknown): Problem {
   return { message: e instanceof Error ? e.message : String(e), code: null, requestId: null };
 }
 
-/**
- * The client calls `this.fetch(...)` with the window's fetch stored on itself, which browsers
- * refuse ("Illegal invocation"): each client here gets the window's fetch wrapped.
- */
-const browserFetch: typeof fetch = (input, init) => fetch(input, init);
-
 /** A session token is renewed this long before it expires. */
 const RENEW_BEFORE_MS = 60_000;
 
@@ -59,8 +53,18 @@ export class Api {
     private session: Session,
     private readonly renewed: (s: Session) => void,
   ) {
-    this.sable = new SableClient({ baseUrl: location.origin, apiKey: session.apiKey, fetch: browserFetch });
-    this.dashboard = new SableClient({ baseUrl: location.origin, apiKey: '', fetch: (input, init) => this.withToken(input, init) });
+    this.sable = new SableClient({ baseUrl: location.origin, apiKey: session.apiKey });
+    this.dashboard = new SableClient({ baseUrl: location.origin, apiKey: '', fetch: bearerFetch(() => this.token()) });
+  }
+
+  /**
+   * Signs out at the service: DELETE /auth/sessions ends the token (the one in use, renewed or
+   * not), which is refused from then on, also where a copy of it went. An expired one needs no ending.
+   */
+  async endSession(): Promise<void> {
+    if (Date.parse(this.session.expiresAt) <= Date.now()) return;
+    const client = new SableClient({ baseUrl: location.origin, apiKey: '', retries: 1, fetch: bearerFetch(async () => this.session.token) });
+    await client.call('DELETE', '/auth/sessions');
   }
 
   listDatasets(limit: number, offset: number): Promise<DatasetList> {
@@ -97,13 +101,6 @@ export class Api {
     return this.sable.search(id, body);
   }
 
-  private async withToken(input: RequestInfo | URL, init: RequestInit | undefined): Promise<Response> {
-    const headers = new Headers(init?.headers);
-    headers.delete('x-api-key');
-    headers.set('authorization', `Bearer ${await this.token()}`);
-    return fetch(input, { ...init, headers });
-  }
-
   /** The session token, renewed with the key when it is about to expire (they last an hour). */
   private async token(): Promise<string> {
     if (Date.parse(this.session.expiresAt) - Date.now() > RENEW_BEFORE_MS) return this.session.token;
@@ -114,31 +111,31 @@ export class Api {
   }
 }
 
-/** Checks the key (a cheap authenticated read), opens a dashboard session and learns the key's role. */
+/** Opens a dashboard session with the key (which checks it): the token, and the key's role and organization. */
 export async function signIn(apiKey: string): Promise<Session> {
-  const client = new SableClient({ baseUrl: location.origin, apiKey, retries: 0, fetch: browserFetch });
-  const first = await client.listDatasets({ limit: 1 });
-  const opened = await openSession(client);
-  return { apiKey, token: opened.token, expiresAt: opened.expires_at, role: await roleOf(client), orgId: first.datasets[0]?.org_id ?? null };
+  const opened = await openSession(new SableClient({ baseUrl: location.origin, apiKey, retries: 0 }));
+  return { apiKey, token: opened.token, expiresAt: opened.expires_at, role: opened.role, orgId: opened.org_id };
 }
 
-function openSession(client: SableClient): Promise<{ token: string; expires_at: string }> {
+/** The window's fetch with `Authorization: Bearer <token>` in place of the key. */
+function bearerFetch(token: () => Promise<string>): typeof fetch {
+  return async (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.delete('x-api-key');
+    headers.set('authorization', `Bearer ${await token()}`);
+    return fetch(input, { ...init, headers });
+  };
+}
+
+interface OpenedSession {
+  token: string;
+  expires_at: string;
+  role: Role;
+  org_id: string;
+}
+
+function openSession(client: SableClient): Promise<OpenedSession> {
   return client.call('POST', '/auth/sessions');
-}
-
-/**
- * No route names a key's role. The one admin-only operation, PATCH /datasets/{id}/schema, asked
- * of a dataset that cannot exist answers 403 insufficient_role to a member key (the role is
- * checked first) and 404 to an admin key; it changes nothing either way.
- */
-async function roleOf(client: SableClient): Promise<Role | null> {
-  try {
-    await client.call('PATCH', '/datasets/00000000-0000-0000-0000-000000000000/schema', { body: {} });
-  } catch (e) {
-    if (e instanceof SableApiError && e.code === 'insufficient_role') return 'member';
-    if (e instanceof SableApiError && e.status === 404) return 'admin';
-  }
-  return null;
 }
 
 const enc = encodeURIComponent;

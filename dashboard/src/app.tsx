@@ -4,7 +4,7 @@
  * keyboard and screen-reader users start where the content does.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { Api } from './api.js';
+import { Api, problemOf, type Problem } from './api.js';
 import { PAGES } from './pages/index.js';
 import { SignInPage } from './pages/sign-in.js';
 import { HOME, matchPath, useHashPath } from './router.js';
@@ -12,11 +12,15 @@ import { clearSession, loadSession, saveSession, type Session } from './session.
 
 export function App() {
   const [session, setSession] = useState(loadSession);
+  /** Why the last sign-out could not end the session at the service, shown on the sign-in page. */
+  const [signOutProblem, setSignOutProblem] = useState<Problem | null>(null);
   if (!session) {
     return (
       <SignInPage
+        signOutProblem={signOutProblem}
         onSignedIn={(s) => {
           saveSession(s);
+          setSignOutProblem(null);
           setSession(s);
         }}
       />
@@ -25,9 +29,10 @@ export function App() {
   return (
     <Shell
       session={session}
-      onSignOut={() => {
-        // No route ends a session token: forgetting it (and the key) is what signing out can do.
+      onSignedOut={(problem) => {
+        // The tab forgets the key and the token whether or not the service confirmed the end.
         clearSession();
+        setSignOutProblem(problem);
         setSession(null);
         history.replaceState(null, '', location.pathname);
       }}
@@ -35,10 +40,21 @@ export function App() {
   );
 }
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Shell({ session, onSignedOut }: { session: Session; onSignedOut: (problem: Problem | null) => void }) {
   const path = useHashPath();
   const [menuOpen, setMenuOpen] = useState(false);
+  const [signingOut, setSigningOut] = useState(false);
   const api = useMemo(() => new Api(session, saveSession), [session]);
+  const signOut = async () => {
+    setSigningOut(true);
+    let problem: Problem | null = null;
+    try {
+      await api.endSession();
+    } catch (e) {
+      problem = problemOf(e);
+    }
+    onSignedOut(problem);
+  };
   const found = PAGES.map((p) => ({ page: p, params: matchPath(p.path, path) })).find((m) => m.params !== null);
   const section = '/' + (path.split('/')[1] ?? '');
 
@@ -81,8 +97,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
                 </>
               )}
             </span>
-            <button type="button" onClick={onSignOut}>
-              Sign out
+            <button type="button" onClick={signOut} disabled={signingOut}>
+              {signingOut ? 'Signing out…' : 'Sign out'}
             </button>
           </div>
         </nav>

@@ -11,9 +11,9 @@ export interface Session {
   /** The session token of POST /auth/sessions, for the dashboard routes (Authorization: Bearer). */
   token: string;
   expiresAt: string;
-  /** Learned at sign-in; null when the service did not tell. */
+  /** The key's role, as POST /auth/sessions named it (null in a tab signed in before it did). */
   role: Role | null;
-  /** The organization's id, when the service named it (its datasets carry it). */
+  /** The key's organization, as POST /auth/sessions named it. */
   orgId: string | null;
 }
 

@@ -2,9 +2,10 @@
 // driven by playwright-core) against a service started in this process. It signs in with the
 // admin key, creates a text dataset with a typed field on the page, searches it with a filter
 // after vectors went in through the API, opens the dataset's page, deletes a dataset after the
-// confirmation, and signs out (the tab's storage is empty after); a member key does not see the
-// admin-only action; at 390 px the nav folds behind Menu. The page loads nothing from another
-// origin and neither the key nor the session token reaches the page's text or its console.
+// confirmation, and signs out (the service refuses the session token after, the tab's storage is
+// empty); a member key does not see the admin-only action; at 390 px the nav folds behind Menu.
+// The page loads nothing from another origin and neither the key nor the session token reaches
+// the page's text or its console.
 // The page and its assets are checked over raw HTTP on both adapters: cache headers, CSP, gzip,
 // ETag, 404 for unknown files and traversal, 503 when the dashboard is not built.
 // Screenshots of each page go to bench/.cache/dashboard-shots/ (docs/dashboard/ holds copies).
@@ -50,6 +51,8 @@ describe('the dashboard in Chromium', () => {
     const res = await fetch(svc.url + path, { method, headers: { 'x-api-key': adminKey, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
     return { status: res.status, body: res.status === 204 ? null : await res.json() };
   };
+  /** The status of a session-authenticated route asked with `token`. */
+  const sessionRoute = async (token: string) => (await fetch(`${svc.url}/sources/info?source_path=x`, { headers: { authorization: `Bearer ${token}` } })).status;
   const newPage = async (width = 1280, height = 900): Promise<Page> => {
     const page = await (await browser.newContext({ viewport: { width, height } })).newPage();
     page.on('request', (r) => requests.push(r.url()));
@@ -203,9 +206,13 @@ describe('the dashboard in Chromium', () => {
     expect(text).not.toContain(adminKey);
     expect(text).not.toContain(tokens.at(-1));
 
+    // Signing out ends the session token at the service (DELETE /auth/sessions), then empties the tab.
+    const token = tokens.at(-1)!;
+    expect(await sessionRoute(token)).not.toBe(401);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(await sessionRoute(token)).toBe(401);
     await page.reload();
     await page.getByLabel('API key').waitFor();
     await page.context().close();
@@ -246,6 +253,10 @@ describe('the dashboard in Chromium', () => {
     expect(requests.length).toBeGreaterThan(10);
     expect(requests.filter((u) => !u.startsWith(svc.url + '/') && !u.startsWith('data:'))).toEqual([]);
     for (const secret of [adminKey, memberKey, ...tokens]) expect(consoleLines.filter((l) => l.includes(secret))).toEqual([]);
+    // The role comes with the session (POST /auth/sessions): no request probes for it, and no
+    // refusal but the one wrong key's 401 reaches the console.
+    expect(requests.filter((u) => u.includes('/schema') && u.includes('00000000-0000'))).toEqual([]);
+    expect(consoleLines.filter((l) => /status of 4\d\d/.test(l) && !l.includes('status of 401'))).toEqual([]);
     expect(consoleLines.filter((l) => l.startsWith('pageerror') || l.includes('Content Security Policy'))).toEqual([]);
   });
 

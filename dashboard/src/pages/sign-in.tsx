@@ -1,5 +1,6 @@
 /**
- * Sign in with an API key: checked against the service, which also opens a dashboard session.
+ * Sign in with an API key: the service checks it as it opens a dashboard session, which names the
+ * key's role and organization.
  * The key stays in this tab's sessionStorage; the field is emptied once it is accepted.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -7,7 +8,13 @@ import { problemOf, signIn, type Problem } from '../api.js';
 import { ProblemNote } from '../components/problem-note.js';
 import type { Session } from '../session.js';
 
-export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+interface Props {
+  onSignedIn: (s: Session) => void;
+  /** The last sign-out left the session open at the service (it then lapses within the hour). */
+  signOutProblem: Problem | null;
+}
+
+export function SignInPage({ onSignedIn, signOutProblem }: Props) {
   const [key, setKey] = useState('');
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -32,6 +39,11 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (s: Session) => void })
   return (
     <main id="main" class="sign-in">
       <h1>Sable dashboard</h1>
+      {signOutProblem && (
+        <div class="problem" role="alert">
+          <p>Signed out of this tab, but the service did not end the session: {signOutProblem.message}. It lapses within the hour.</p>
+        </div>
+      )}
       <form onSubmit={submit} aria-describedby="key-help">
         <label for="api-key">API key</label>
         <input
