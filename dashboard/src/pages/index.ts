@@ -5,6 +5,8 @@
 import type { FunctionComponent } from 'preact';
 import type { Api } from '../api.js';
 import type { Session } from '../session.js';
+import { AskPage } from './ask.js';
+import { ConnectionsPage } from './connections.js';
 import { DatasetPage } from './dataset.js';
 import { DatasetsPage } from './datasets.js';
 import { SearchPage } from './search.js';
@@ -28,4 +30,7 @@ export const PAGES: Page[] = [
   { path: '/datasets/:id', title: 'Dataset', view: DatasetPage },
   { path: '/search', title: 'Search', nav: 'Search', view: SearchPage },
   { path: '/search/:id', title: 'Search', view: SearchPage },
+  { path: '/ask', title: 'Ask', nav: 'Ask', view: AskPage },
+  { path: '/ask/:id', title: 'Ask', view: AskPage },
+  { path: '/connections', title: 'Connections', nav: 'Connections', view: ConnectionsPage },
 ];
