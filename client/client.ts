@@ -5,7 +5,7 @@
  * service's code, message and request id. With `msgpack: true` vectors travel as float32
  * binaries (insert, search). Answers stream as an async iterator that resumes after a drop.
  */
-import { Packr } from 'msgpackr';
+import type { Packr } from 'msgpackr';
 import { resumingChunks } from './stream.js';
 import type * as T from './types.js';
 
@@ -44,7 +44,16 @@ interface Call {
 }
 
 const MSGPACK = 'application/msgpack';
-const packr = new Packr({ useRecords: false, int64AsType: 'number' });
+let packr: Promise<Packr> | undefined;
+
+/**
+ * The msgpack encoder, loaded at its first use (`msgpack: true`, or an answer in msgpack): the
+ * callers that never use it (the dashboard) do not load it, and bundlers that split code put it
+ * in a chunk of its own.
+ */
+function packer(): Promise<Packr> {
+  return (packr ??= import('msgpackr').then(({ Packr }) => new Packr({ useRecords: false, int64AsType: 'number' })));
+}
 
 /** The (method, path) of every call the client makes: a test checks each against /openapi.json. */
 export const OPERATIONS = {
@@ -171,7 +180,7 @@ export class SableClient {
     const res = await this.open(method, path, c);
     if (res.status === 204) return null as R;
     const type = res.headers.get('content-type') ?? '';
-    return (type.startsWith(MSGPACK) ? packr.unpack(new Uint8Array(await res.arrayBuffer())) : await res.json()) as R;
+    return (type.startsWith(MSGPACK) ? (await packer()).unpack(new Uint8Array(await res.arrayBuffer())) : await res.json()) as R;
   }
 
   /** The answer of a call that succeeded, after the retries it needed. */
@@ -183,7 +192,7 @@ export class SableClient {
     let body: BodyInit | undefined;
     if (c.body !== undefined) {
       headers['content-type'] = c.msgpack ? MSGPACK : 'application/json';
-      body = c.msgpack ? (packr.pack(c.body) as unknown as BodyInit) : JSON.stringify(c.body);
+      body = c.msgpack ? ((await packer()).pack(c.body) as unknown as BodyInit) : JSON.stringify(c.body);
     }
     if (c.msgpack) headers.accept = MSGPACK;
     const retries = this.opts.retries ?? 4;
@@ -203,7 +212,7 @@ async function apiError(res: Response, requestId: string | null): Promise<SableA
   const bytes = new Uint8Array(await res.arrayBuffer());
   let body: T.ErrorBody;
   try {
-    body = (res.headers.get('content-type') ?? '').startsWith(MSGPACK) ? packr.unpack(bytes) : JSON.parse(new TextDecoder().decode(bytes));
+    body = (res.headers.get('content-type') ?? '').startsWith(MSGPACK) ? (await packer()).unpack(bytes) : JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     body = { error: 'http_' + res.status, message: new TextDecoder().decode(bytes).slice(0, 200) };
   }
