@@ -9,20 +9,17 @@
 // The page and its assets are checked over raw HTTP on both adapters: cache headers, CSP, gzip,
 // ETag, 404 for unknown files and traversal, 503 when the dashboard is not built.
 // Screenshots of each page go to bench/.cache/dashboard-shots/ (docs/dashboard/ holds copies).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ControlStore } from '../../dist/catalog/store.js';
-import { startService, type Service } from '../../dist/control-plane/app.js';
+import { startService } from '../../dist/control-plane/app.js';
 import { createKey, ensureOrg } from '../../dist/control-plane/auth/keys.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(__dirname, '..', '..', 'bench', '.cache', 'dashboard-shots');
+import { dashboardHarness, expectNothingLeaked } from './support.js';
 
 const NOTES = [
   { id: 1, metadata: { text: 'Boil pasta in plenty of salted water until it is al dente.', year: 2024, lang: 'en' } },
@@ -37,37 +34,12 @@ const NOTES = [
 const vector = (i: number) => Array.from({ length: 16 }, (_, d) => Math.sin(i * 0.37 + d * 1.3));
 
 describe('the dashboard in Chromium', () => {
-  let dir: string;
-  let svc: Service;
-  let browser: Browser;
-  let adminKey: string;
+  const h = dashboardHarness('sable-dashboard-');
+  const { api, newPage, shot, signIn, requests, consoleLines, tokens } = h;
   let memberKey: string;
-  /** Every request any page made, and every console line, for the checks at the end. */
-  const requests: string[] = [];
-  const consoleLines: string[] = [];
-  const tokens: string[] = [];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(svc.url + path, { method, headers: { 'x-api-key': adminKey, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    return { status: res.status, body: res.status === 204 ? null : await res.json() };
-  };
   /** The status of a session-authenticated route asked with `token`. */
-  const sessionRoute = async (token: string) => (await fetch(`${svc.url}/sources/info?source_path=x`, { headers: { authorization: `Bearer ${token}` } })).status;
-  const newPage = async (width = 1280, height = 900): Promise<Page> => {
-    const page = await (await browser.newContext({ viewport: { width, height } })).newPage();
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('console', (m) => consoleLines.push(m.text()));
-    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-    return page;
-  };
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  const signIn = async (page: Page, key: string) => {
-    await page.goto(`${svc.url}/dashboard/`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Datasets' }).waitFor();
-    tokens.push(JSON.parse((await page.evaluate(() => sessionStorage.getItem('sable.dashboard.session')))!).token);
-  };
+  const sessionRoute = async (token: string) => (await fetch(`${h.svc.url}/sources/info?source_path=x`, { headers: { authorization: `Bearer ${token}` } })).status;
 
   /** A vector dataset whose buffer seals into an indexed partition, under an SLA: what the tuner works on. */
   const productsWithIndex = async (): Promise<string> => {
@@ -82,34 +54,23 @@ describe('the dashboard in Chromium', () => {
   };
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), 'Debian chromium is installed (.ci/run installs it)').toBe(true);
-    mkdirSync(SHOTS, { recursive: true });
-    dir = mkdtempSync(join(tmpdir(), 'sable-dashboard-'));
-    svc = await startService(loadConfig({ port: '0', 'data-dir': dir }, {}));
-    adminKey = svc.createdAdminKey!;
     // What `sable keys create --role member` does, beside the running service.
-    const store = new ControlStore(dir);
+    const store = new ControlStore(h.dir);
     memberKey = (await createKey(store, (await ensureOrg(store, 'default')).id, 'member')).key;
     await store.close();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('signs in, creates a dataset, searches it with a filter, shows it, deletes one, signs out', async () => {
     const scratch = (await api('POST', '/datasets', { name: 'scratch', dim: 4, metric: 'l2' })).body;
     const page = await newPage();
-    await page.goto(`${svc.url}/dashboard/`);
+    await page.goto(`${h.svc.url}/dashboard/`);
     await page.getByLabel('API key').waitFor();
     await shot(page, 'sign-in');
     await page.getByLabel('API key').fill('sable_' + '0'.repeat(64));
     await page.getByRole('button', { name: 'Sign in' }).click();
     // Refused in the service's words.
     await page.getByRole('alert').getByText('missing or invalid API key').waitFor();
-    await signIn(page, adminKey);
+    await signIn(page, h.adminKey);
     expect(await page.getByText('admin key').count()).toBe(1);
 
     // Create a text dataset with a typed field, on the page.
@@ -173,7 +134,7 @@ describe('the dashboard in Chromium', () => {
 
     // An indexed dataset under an SLA: the tuner's nprobe and p99, read every two seconds while searches run.
     const products = await productsWithIndex();
-    await page.goto(`${svc.url}/dashboard/#/datasets/${products}`);
+    await page.goto(`${h.svc.url}/dashboard/#/datasets/${products}`);
     await page.getByRole('heading', { level: 1, name: 'products' }).waitFor();
     let searching = true;
     const searches = (async () => {
@@ -203,7 +164,7 @@ describe('the dashboard in Chromium', () => {
 
     // Neither the key nor the session token is in the page.
     const text = await page.content();
-    expect(text).not.toContain(adminKey);
+    expect(text).not.toContain(h.adminKey);
     expect(text).not.toContain(tokens.at(-1));
 
     // Signing out ends the session token at the service (DELETE /auth/sessions), then empties the tab.
@@ -231,7 +192,7 @@ describe('the dashboard in Chromium', () => {
 
   it('at 390 px wide the nav folds behind Menu and still leads everywhere', async () => {
     const page = await newPage(390, 844);
-    await signIn(page, adminKey);
+    await signIn(page, h.adminKey);
     const nav = page.getByRole('navigation', { name: 'Main' });
     expect(await nav.getByRole('link', { name: 'Search' }).isVisible()).toBe(false);
     await shot(page, 'mobile-datasets');
@@ -250,14 +211,11 @@ describe('the dashboard in Chromium', () => {
   });
 
   it('loaded nothing from another origin and put no key or token in the console', () => {
-    expect(requests.length).toBeGreaterThan(10);
-    expect(requests.filter((u) => !u.startsWith(svc.url + '/') && !u.startsWith('data:'))).toEqual([]);
-    for (const secret of [adminKey, memberKey, ...tokens]) expect(consoleLines.filter((l) => l.includes(secret))).toEqual([]);
+    expectNothingLeaked(h, [memberKey]);
     // The role comes with the session (POST /auth/sessions): no request probes for it, and no
     // refusal but the one wrong key's 401 reaches the console.
     expect(requests.filter((u) => u.includes('/schema') && u.includes('00000000-0000'))).toEqual([]);
     expect(consoleLines.filter((l) => /status of 4\d\d/.test(l) && !l.includes('status of 401'))).toEqual([]);
-    expect(consoleLines.filter((l) => l.startsWith('pageerror') || l.includes('Content Security Policy'))).toEqual([]);
   });
 
   it('serves the page and its assets with cache and security headers, gzip and ETags, on both adapters', async () => {
@@ -267,7 +225,7 @@ describe('the dashboard in Chromium', () => {
     const unbuilt = await startService(loadConfig({ port: '0', 'data-dir': join(emptyDir, 'data'), 'http-adapter': 'node' }, {}), { dashboardDir: emptyDir });
     try {
       expect(onNode.adapter).toBe('node:http');
-      for (const url of [svc.url, onNode.url]) {
+      for (const url of [h.svc.url, onNode.url]) {
         const index = await fetch(`${url}/dashboard/`, { headers: { 'accept-encoding': 'gzip' } });
         expect(index.status).toBe(200);
         expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
