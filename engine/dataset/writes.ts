@@ -11,7 +11,7 @@ import type { Partition } from '../partition.js';
 import type { Metadata, Scalar } from '../types.js';
 import { noteRemovals } from './compaction.js';
 import type { DatasetCore } from './core.js';
-import { submitWrite, type StagedWrite } from './write-groups.js';
+import { submitWrite, TRANSACTION_SLICE_BYTES, type StagedWrite } from './write-groups.js';
 
 type Located = { partition: Partition; mask: Uint8Array }[];
 
@@ -60,14 +60,9 @@ export async function upsert(
 }
 
 /**
- * LMDB keeps every single page a write transaction dirtied on a free list for later
- * transactions, for as long as the store is open: one transaction of 120k rows of 384-d would
- * hold ~400 MB of anonymous memory for good. So an upsert past this many bytes of values commits
- * in slices of about this size, one after another: a crash during it keeps whole slices, in order.
+ * The rows in slices of about TRANSACTION_SLICE_BYTES (views, no copies), committed one after
+ * another: a crash during a large upsert keeps whole slices, in order.
  */
-export const TRANSACTION_SLICE_BYTES = 2 << 20;
-
-/** The rows in slices of about TRANSACTION_SLICE_BYTES (views, no copies). */
 function transactionSlices(rows: Rows, dim: number): Rows[] {
   const n = rows.ids.length;
   const slices: Rows[] = [];

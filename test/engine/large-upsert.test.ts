@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../dist/engine/index.js';
-import { TRANSACTION_SLICE_BYTES } from '../../dist/engine/dataset/writes.js';
+import { TRANSACTION_SLICE_BYTES } from '../../dist/engine/dataset/write-groups.js';
 
 describe('an upsert larger than one transaction slice', () => {
   it('stores every row with its own metadata across the slices', async () => {
