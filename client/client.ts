@@ -156,7 +156,7 @@ export class SableClient {
    * connection is resumed after the last chunk received, up to `resumes` times in a row.
    */
   askStream(question: Omit<T.Question, 'stream'>, resumes = 5): AsyncGenerator<T.StreamChunk> {
-    const runId = question.run_id ?? crypto.randomUUID();
+    const runId = question.run_id ?? randomId();
     const body = { ...question, run_id: runId, stream: true };
     return resumingChunks(
       () => this.open('POST', '/intelligence/query', { body }),
@@ -187,7 +187,7 @@ export class SableClient {
   private async open(method: string, path: string, c: Call): Promise<Response> {
     const url = new URL(path, this.opts.baseUrl);
     for (const [k, v] of Object.entries(c.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const requestId = crypto.randomUUID();
+    const requestId = randomId();
     const headers: Record<string, string> = { 'x-api-key': this.opts.apiKey, 'x-request-id': requestId, ...c.headers };
     let body: BodyInit | undefined;
     if (c.body !== undefined) {
@@ -225,3 +225,16 @@ function float32(values: number[] | Float32Array): Uint8Array {
 }
 
 const enc = encodeURIComponent;
+
+/**
+ * A random UUID (v4). Browsers give crypto.randomUUID to secure pages only (HTTPS, localhost):
+ * a dashboard opened over plain http on another host builds it from getRandomValues.
+ */
+function randomId(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -2,8 +2,10 @@
 /**
  * Builds the dashboard (dashboard/) into dist/dashboard/: type-checks it with its own tsconfig
  * (browser lib, Preact's JSX), bundles dashboard/src/main.tsx with esbuild (minified, names that
- * carry their content's hash), writes index.html from dashboard/index.html, a .gz beside every
- * file (the service sends it as is to callers that accept gzip) and prints the page's weight.
+ * carry their content's hash; what is imported dynamically, as msgpackr by the client, in chunks
+ * of its own that load on first use), writes index.html from dashboard/index.html, a .gz beside
+ * every file (the service sends it as is to callers that accept gzip) and prints the page's
+ * weight: what a first load fetches, and every file.
  * The build goes to a scratch directory first and replaces dist/dashboard/ whole, so a running
  * service never reads half of one.
  */
@@ -31,12 +33,14 @@ const result = await build({
   bundle: true,
   minify: true,
   format: 'esm',
+  splitting: true,
   platform: 'browser',
   target: ['chrome111', 'firefox114', 'safari16.4'],
   tsconfig: 'dashboard/tsconfig.json',
   outdir: join(SCRATCH, 'assets'),
   entryNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
+  chunkNames: 'chunk-[hash]',
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',
@@ -48,22 +52,33 @@ const href = (file) => `./assets/${basename(file)}`;
 const html = readFileSync(join(ROOT, 'dashboard', 'index.html'), 'utf8').replace('{{css}}', href(script.cssBundle)).replace('{{js}}', href(js));
 writeFileSync(join(SCRATCH, 'index.html'), html);
 
-let pageBytes = 0;
+// What a first load fetches: the page, its stylesheet, its script and the chunks it imports statically.
+const firstLoad = new Set([join(SCRATCH, 'index.html'), join(ROOT, script.cssBundle)]);
+const addScript = (file) => {
+  if (firstLoad.has(join(ROOT, file))) return;
+  firstLoad.add(join(ROOT, file));
+  for (const i of result.metafile.outputs[file].imports) if (i.kind === 'import-statement') addScript(i.path);
+};
+addScript(js);
+
+let allBytes = 0;
+let firstLoadBytes = 0;
 const rows = [];
 for (const entry of readdirSync(SCRATCH, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile()) continue;
   const file = join(entry.parentPath, entry.name);
   const gz = gzipSync(readFileSync(file), { level: 9 });
   writeFileSync(`${file}.gz`, gz);
-  pageBytes += gz.length;
-  rows.push(`  ${relative(SCRATCH, file).padEnd(32)} ${kb(statSync(file).size).padStart(9)} ${kb(gz.length).padStart(9)} gzipped`);
+  allBytes += gz.length;
+  if (firstLoad.has(file)) firstLoadBytes += gz.length;
+  rows.push(`  ${relative(SCRATCH, file).padEnd(32)} ${kb(statSync(file).size).padStart(9)} ${kb(gz.length).padStart(9)} gzipped${firstLoad.has(file) ? '' : ' (on first use)'}`);
 }
 rmSync(OUT, { recursive: true, force: true });
 renameSync(SCRATCH, OUT);
 
 console.log(`dashboard built into ${relative(ROOT, OUT)}/ in ${Date.now() - started} ms:\n${rows.join('\n')}`);
-console.log(`page weight: ${kb(pageBytes)} gzipped (budget ${kb(BUDGET_BYTES)})`);
-if (pageBytes > BUDGET_BYTES) {
+console.log(`page weight: ${kb(firstLoadBytes)} gzipped at first load, ${kb(allBytes)} every file (budget ${kb(BUDGET_BYTES)})`);
+if (allBytes > BUDGET_BYTES) {
   console.error('the dashboard is over its weight budget');
   process.exit(1);
 }
