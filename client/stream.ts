@@ -38,33 +38,63 @@ export async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerat
   }
 }
 
+/** What a caller that follows a stream more closely adds to resumingChunks (all optional). */
+export interface Resumption {
+  /** Stops the stream: a failure once it is aborted is thrown, and no drop is taken up after it. */
+  signal?: AbortSignal;
+  /** Called before the stream is opened again after a drop, with the seq of the last chunk seen. */
+  onDrop?: (after: number) => void;
+  /**
+   * Whether a failure to open the stream (`first` or `resume` rejecting) is a drop to take up
+   * again, as one that fails while it is read is; without it such a failure is thrown.
+   */
+  reopenAfter?: (failure: unknown) => boolean;
+}
+
 /**
  * The chunks of a run until `done`. `first` opens the stream; `resume(after)` opens it again
- * after a drop (null: nothing is left). Gives up after `attempts` drops in a row without a chunk.
+ * after a drop (either answering null: nothing is left). Gives up after `attempts` drops in a row
+ * without a chunk.
  */
-export async function* resumingChunks(first: () => Promise<Response>, resume: (after: number) => Promise<Response | null>, attempts: number): AsyncGenerator<StreamChunk> {
+export async function* resumingChunks(
+  first: () => Promise<Response | null>,
+  resume: (after: number) => Promise<Response | null>,
+  attempts: number,
+  o: Resumption = {},
+): AsyncGenerator<StreamChunk> {
   let last = 0;
   let failures = 0;
-  let res: Response | null = await first();
-  while (res !== null) {
+  for (let again = false; ; again = true) {
+    if (again) o.onDrop?.(last);
     let progressed = false;
     let dropped: unknown;
+    let res: Response | null | undefined;
     try {
-      for await (const frame of sseFrames(res.body!)) {
-        const chunk = { ...(JSON.parse(frame.data) as Omit<StreamChunk, 'seq'>), seq: frame.id ?? last + 1 };
-        if (chunk.seq <= last) continue;
-        last = chunk.seq;
-        progressed = true;
-        yield chunk;
-        if (chunk.chunk_type === 'done') return;
-      }
+      res = again ? await resume(last) : await first();
     } catch (e) {
+      if (o.signal?.aborted || !o.reopenAfter?.(e)) throw e;
       dropped = e;
+    }
+    if (res === null) return;
+    if (res) {
+      try {
+        for await (const frame of sseFrames(res.body!)) {
+          const chunk = { ...(JSON.parse(frame.data) as Omit<StreamChunk, 'seq'>), seq: frame.id ?? last + 1 };
+          if (chunk.seq <= last) continue;
+          last = chunk.seq;
+          progressed = true;
+          yield chunk;
+          if (chunk.chunk_type === 'done') return;
+        }
+      } catch (e) {
+        if (o.signal?.aborted) throw e;
+        dropped = e;
+      }
     }
     // The stream ended or dropped before `done`: pick up after the last chunk seen.
     failures = progressed ? 1 : failures + 1;
     if (failures > attempts) throw dropped ?? new Error(`the answer's stream ended ${failures} times in a row without a new chunk`);
     await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** failures)));
-    res = await resume(last);
+    if (o.signal?.aborted) return;
   }
 }

@@ -1,33 +1,26 @@
 /**
  * The Ask page's calls: chat sessions and their messages, the passages behind a preview_ref, and
- * an answer's stream. The stream is read with fetch (an EventSource cannot send the key) through
- * the typed client's SSE reader: a stream that drops before `done` is taken up again with
+ * an answer's stream. The stream is read with fetch (an EventSource cannot send the key) by the
+ * typed client's resuming SSE reader: a stream that drops before `done` is taken up again with
  * `Last-Event-ID` (the seq of the last chunk seen), so nothing is shown twice and nothing is
  * missed. What a chunk does to the exchange on screen is `applyChunk`.
  */
-import { SableApiError, sseFrames, type Answer, type Question, type StreamChunk } from '../../client/index.js';
+import {
+  resumingChunks,
+  SableApiError,
+  type Answer,
+  type ChatMessage,
+  type ChatMessageList,
+  type ChatSession,
+  type ChatSessionEvents,
+  type ChatSessionList,
+  type Question,
+  type StreamChunk,
+  type TraceEvent,
+} from '../../client/index.js';
 import { problemOf, type Api, type Problem } from './api.js';
 
-/** GET /intelligence/sessions/{id} (the client names no type for it). */
-export interface ChatSession {
-  id: string;
-  title: string | null;
-  workspace_id: string | null;
-  dataset_id: string | null;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ChatMessage {
-  id: string;
-  role: 'user' | 'assistant' | 'system' | 'tool';
-  content: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-}
-
-/** GET /intelligence/previews/{ref}: the passages a cited source showed. */
+/** GET /intelligence/previews/{ref}: the passages a cited source showed (the service names no schema for it). */
 export interface Preview {
   name: string | null;
   dataset_id: string;
@@ -41,14 +34,8 @@ export type AnswerSource = Answer['sources'][number];
 /** A cited source as the page shows it: the whole entry of a live answer, or the name a session kept. */
 export type CitedSource = Pick<AnswerSource, 'name' | 'dataset_id' | 'dataset_document_id'> & Partial<AnswerSource>;
 
-export interface TraceStep {
-  seq: number;
-  phase: string;
-  action: string;
-  status: string;
-  summary: string;
-  ms?: number;
-}
+/** A step of a run's trace as the page shows it. */
+export type TraceStep = Pick<TraceEvent, 'seq' | 'phase' | 'action' | 'status' | 'summary' | 'ms'>;
 
 export interface Artifact {
   /** What it shows, in words. */
@@ -88,7 +75,7 @@ const EVENTS_SHOWN = 1000;
 /** Drops in a row without a new chunk before the page gives up on a stream. */
 const RESUMES = 6;
 
-export function listSessions(api: Api): Promise<{ sessions: ChatSession[] }> {
+export function listSessions(api: Api): Promise<ChatSessionList> {
   return api.sable.call('GET', '/intelligence/sessions', { query: { limit: SESSIONS_LISTED } });
 }
 
@@ -96,8 +83,8 @@ export function listSessions(api: Api): Promise<{ sessions: ChatSession[] }> {
 export async function openChat(api: Api, id: string): Promise<{ session: ChatSession; exchanges: Exchange[] }> {
   const [session, list, history] = await Promise.all([
     api.sable.call<ChatSession>('GET', `/intelligence/sessions/${enc(id)}`),
-    api.sable.call<{ messages: ChatMessage[] }>('GET', `/intelligence/sessions/${enc(id)}/messages`, { query: { limit: MESSAGES_SHOWN } }),
-    api.sable.call<{ events: (TraceStep & { run_id: string })[] }>('GET', `/intelligence/sessions/${enc(id)}/events`, { query: { limit: EVENTS_SHOWN } }),
+    api.sable.call<ChatMessageList>('GET', `/intelligence/sessions/${enc(id)}/messages`, { query: { limit: MESSAGES_SHOWN } }),
+    api.sable.call<ChatSessionEvents>('GET', `/intelligence/sessions/${enc(id)}/events`, { query: { limit: EVENTS_SHOWN } }),
   ]);
   const traces = new Map<string, TraceStep[]>();
   for (const { run_id, seq, phase, action, status, summary, ms } of history.events) {
@@ -176,38 +163,19 @@ export function followRun(apiKey: string, runId: string, hooks: StreamHooks): As
 }
 
 /**
- * The chunks of a run until `done`, read with the typed client's SSE reader; `open(after, again)`
+ * The chunks of a run until `done`, read by the typed client's resumingChunks; `open(after, again)`
  * opens the stream (again: after a drop, from the chunk after `after`; null: nothing is left). A
  * refusal of the service is thrown; a connection that fails or ends before `done` is opened again
- * (backing off), until RESUMES tries in a row bring nothing new. Each chunk comes once, in order.
+ * (backing off), also when it failed to open, until RESUMES tries in a row bring nothing new. Each
+ * chunk comes once, in order.
  */
-async function* resuming(open: (after: number, again: boolean) => Promise<Response | null>, hooks: StreamHooks): AsyncGenerator<StreamChunk> {
-  let last = 0;
-  let failures = 0;
-  for (let again = false; ; again = true) {
-    if (again) hooks.onDrop(last);
-    let progressed = false;
-    let cause: unknown = null;
-    try {
-      const res = await open(last, again);
-      if (res === null) return;
-      for await (const frame of sseFrames(res.body!)) {
-        const chunk: StreamChunk = { ...JSON.parse(frame.data), seq: frame.id ?? last + 1 };
-        if (chunk.seq <= last) continue;
-        last = chunk.seq;
-        progressed = true;
-        yield chunk;
-        if (chunk.chunk_type === 'done') return;
-      }
-    } catch (e) {
-      if (e instanceof SableApiError || hooks.signal.aborted) throw e;
-      cause = e;
-    }
-    failures = progressed ? 1 : failures + 1;
-    if (failures > RESUMES) throw cause ?? new Error(`the answer's stream ended ${failures} times in a row without a new chunk`);
-    await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** failures)));
-    if (hooks.signal.aborted) return;
-  }
+function resuming(open: (after: number, again: boolean) => Promise<Response | null>, hooks: StreamHooks): AsyncGenerator<StreamChunk> {
+  return resumingChunks(
+    () => open(0, false),
+    (after) => open(after, true),
+    RESUMES,
+    { signal: hooks.signal, onDrop: hooks.onDrop, reopenAfter: (e) => !(e instanceof SableApiError) },
+  );
 }
 
 /** One request with the key whose answer is read as a stream; a refusal is thrown as the client throws it. */

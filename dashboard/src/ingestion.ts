@@ -1,15 +1,34 @@
 /**
  * The ingestion routes as the Ingestion pages call them (sources, uploads, jobs, schedules, the
- * document catalog). The typed client names a few of these answers' types; the rest repeat the
- * service's schemas (ingest/requests.ts, control-plane/schemas/jobs.ts), which the dashboard may
- * not import. Two calls leave the typed client: the upload's PUT (an XMLHttpRequest, for its
- * progress events; the upload URL takes no key) and a document's download (a fetch with the key
- * in its header, answered as a blob the page saves through an object URL: the key is never in a URL).
+ * document catalog), typed with the client's types (the service's own schemas). Two calls leave
+ * the typed client: the upload's PUT (an XMLHttpRequest, for its progress events; the upload URL
+ * takes no key) and a document's download (a fetch with the key in its header, answered as a blob
+ * the page saves through an object URL: the key is never in a URL).
  */
-import { SableApiError, type Job, type Source, type SourceCreate } from '../../client/index.js';
+import {
+  SableApiError,
+  type CatalogDocument,
+  type DocumentList,
+  type Job,
+  type JobFile,
+  type JobFiles,
+  type JobList,
+  type JobStatistics,
+  type Schedule,
+  type ScheduleCreate,
+  type ScheduleList,
+  type Source,
+  type SourceCreate,
+  type SourceList,
+  type SourceReferences,
+  type SourceTypes,
+  type SourceUploadAnswer,
+  type SourceUploadComplete,
+  type SourceValidation,
+} from '../../client/index.js';
 import type { Api } from './api.js';
 
-export type { Job, Source };
+export type { CatalogDocument, Job, JobStatistics, Schedule, Source, SourceValidation };
 
 /** What the service answers in place of a secret field's value. */
 export const MASK = '********';
@@ -35,135 +54,16 @@ export interface JsonSchema {
   anyOf?: { required?: string[] }[];
 }
 
-/** GET /ingestion/source-types. */
-export interface SourceTypeSummary {
-  type: string;
-  name: string;
-  supports_auth: boolean;
-}
+type SourceTypeSummary = SourceTypes['source_types'][number];
 
-/** GET /ingestion/source-types/{type}. */
+/** GET /ingestion/source-types/{type}: a type as GET /ingestion/source-types lists it, with its config's schema (a JSON Schema the service builds, which it names no type for). */
 export interface SourceTypeSchema extends SourceTypeSummary {
   secret_fields: string[];
   schema: JsonSchema;
 }
 
-/** POST /ingestion/sources/validate. */
-export interface Validation {
-  success: boolean;
-  message: string;
-  normalized_config: Record<string, unknown> | null;
-  samples: { title: string; url: string | null }[];
-  warnings: string[];
-}
-
-/** GET /ingestion/sources/{id}/references. */
-export interface References {
-  schedules: { id: string; name: string }[];
-  schedule_count: number;
-  active_job_count: number;
-  in_use: boolean;
-}
-
-export interface JobFile {
-  uuid: string;
-  file_name: string;
-  file_path: string;
-  file_size_bytes: number;
-  content_type: string;
-  status: 'pending' | 'processing' | 'completed' | 'failed' | 'skipped';
-  status_reason: string | null;
-  error_type: string | null;
-  error_message: string | null;
-  chunks_created: number;
-  embeddings_generated: number;
-  vectors_inserted: number;
-  processing_duration_ms: number;
-  retry_count: number;
-  started_at: string | null;
-  completed_at: string | null;
-  created_at: string;
-}
-
-export const FILE_STATUSES = ['pending', 'processing', 'completed', 'failed', 'skipped'] as const;
-
-export interface JobFiles {
-  files: JobFile[];
-  total: number;
-  counts: Record<string, number>;
-}
-
-/** GET /ingestion/jobs/{id}/statistics: null until a file has finished. */
-export interface JobStatistics {
-  total_files_discovered: number;
-  files_processed: number;
-  files_skipped: number;
-  files_failed: number;
-  total_bytes_processed: number;
-  total_chunks_created: number;
-  total_embeddings_generated: number;
-  total_vectors_inserted: number;
-  avg_processing_time_ms: number;
-  total_processing_time_ms: number;
-  error_breakdown: Record<string, number>;
-  file_type_breakdown: Record<string, number>;
-}
-
-export interface Schedule {
-  id: string;
-  source_id: string;
-  dataset_id: string;
-  name: string;
-  cron: string;
-  timezone: string;
-  enabled: boolean;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  created_at: string;
-}
-
-export interface ScheduleCreate {
-  source_id: string;
-  dataset_id: string;
-  cron: string;
-  timezone?: string;
-  name?: string;
-  enabled?: boolean;
-}
-
-export interface CatalogDocument {
-  id: string;
-  name: string;
-  path: string;
-  url: string | null;
-  content_type: string;
-  size_bytes: number;
-  status: 'processing' | 'ready' | 'failed';
-  download_available: boolean;
-  title: string | null;
-  format: string | null;
-  source_id: string | null;
-  source_type: string | null;
-  chunk_count: number;
-  tokens: number;
-  pages: number | null;
-  error_type: string | null;
-  error_message: string | null;
-  job_id: string | null;
-  updated_at: string;
-}
-
-export interface Paged {
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-/** A file declared at upload/init, and where its bytes go. */
-export interface UploadTarget {
-  file_id: string;
-  upload_url: string;
-}
+/** The statuses of a job's files, in the order the page counts them (jobs/records.ts's FILE_STATUSES). */
+export const FILE_STATUSES = ['pending', 'processing', 'completed', 'failed', 'skipped'] as const satisfies readonly JobFile['status'][];
 
 export function isActiveJob(job: Pick<Job, 'status'>): boolean {
   return job.status === 'pending' || job.status === 'running';
@@ -189,19 +89,19 @@ export class Ingestion {
   }
 
   // Sources.
-  sourceTypes(): Promise<{ source_types: SourceTypeSummary[] }> {
+  sourceTypes(): Promise<SourceTypes> {
     return this.c.call('GET', '/ingestion/source-types');
   }
   sourceType(type: string): Promise<SourceTypeSchema> {
     return this.c.call('GET', `/ingestion/source-types/${enc(type)}`);
   }
-  listSources(limit: number, offset: number): Promise<Paged & { sources: Source[] }> {
+  listSources(limit: number, offset: number): Promise<SourceList> {
     return this.c.call('GET', '/ingestion/sources', { query: { limit, offset } });
   }
   getSource(id: string): Promise<Source> {
     return this.c.call('GET', `/ingestion/sources/${enc(id)}`);
   }
-  validateSource(sourceType: string, config: Record<string, unknown>): Promise<Validation> {
+  validateSource(sourceType: string, config: Record<string, unknown>): Promise<SourceValidation> {
     return this.c.call('POST', '/ingestion/sources/validate', { body: { source_type: sourceType, config } });
   }
   createSource(body: { source_type: string; name: string; description?: string; config: Record<string, unknown> }): Promise<Source> {
@@ -211,15 +111,15 @@ export class Ingestion {
   async deleteSource(id: string, force: boolean): Promise<void> {
     await this.c.call('DELETE', `/ingestion/sources/${enc(id)}`, { query: force ? { force: true } : {} });
   }
-  references(id: string): Promise<References> {
+  references(id: string): Promise<SourceReferences> {
     return this.c.call('GET', `/ingestion/sources/${enc(id)}/references`);
   }
 
   // Uploads to a file_upload source: init, one PUT per file, complete.
-  uploadInit(sourceId: string, datasetId: string, files: { name: string; size_bytes: number; content_type: string }[]): Promise<{ job_id: string; uploads: UploadTarget[] }> {
+  uploadInit(sourceId: string, datasetId: string, files: { name: string; size_bytes: number; content_type: string }[]): Promise<SourceUploadAnswer> {
     return this.c.call('POST', `/ingestion/sources/${enc(sourceId)}/upload/init`, { body: { dataset_id: datasetId, files } });
   }
-  uploadComplete(sourceId: string, jobId: string, fileIds: string[]): Promise<{ confirmed: number; job_id: string }> {
+  uploadComplete(sourceId: string, jobId: string, fileIds: string[]): Promise<SourceUploadComplete> {
     return this.c.call('POST', `/ingestion/sources/${enc(sourceId)}/upload/complete`, { body: { job_id: jobId, file_ids: fileIds } });
   }
 
@@ -227,7 +127,7 @@ export class Ingestion {
   startJob(sourceId: string, datasetId: string): Promise<Job> {
     return this.c.call('POST', '/ingestion/jobs', { body: { source_id: sourceId, dataset_id: datasetId } });
   }
-  listJobs(limit: number, offset: number, datasetId?: string): Promise<Paged & { jobs: Job[] }> {
+  listJobs(limit: number, offset: number, datasetId?: string): Promise<JobList> {
     return this.c.call('GET', '/ingestion/jobs', { query: { limit, offset, dataset_id: datasetId || undefined } });
   }
   getJob(id: string): Promise<Job> {
@@ -245,7 +145,7 @@ export class Ingestion {
   }
 
   // Schedules.
-  listSchedules(limit: number, offset: number): Promise<Paged & { schedules: Schedule[] }> {
+  listSchedules(limit: number, offset: number): Promise<ScheduleList> {
     return this.c.call('GET', '/ingestion/schedules', { query: { limit, offset } });
   }
   createSchedule(body: ScheduleCreate): Promise<Schedule> {
@@ -262,7 +162,7 @@ export class Ingestion {
   }
 
   // The document catalog.
-  documents(datasetId: string, limit: number, cursor: string | null, status: string): Promise<{ documents: CatalogDocument[]; next_cursor: string | null }> {
+  documents(datasetId: string, limit: number, cursor: string | null, status: string): Promise<DocumentList> {
     return this.c.call('GET', `/datasets/${enc(datasetId)}/documents`, { query: { limit, cursor: cursor ?? undefined, status: status || undefined } });
   }
 

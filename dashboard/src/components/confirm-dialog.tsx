@@ -1,20 +1,24 @@
 /**
  * A modal question (the native <dialog>: it keeps focus inside, Escape cancels, focus returns to
- * the button that opened it when it closes).
+ * the button that opened it when it closes), with the service's refusal of the last answer to it.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import type { Problem } from '../api.js';
+import { ProblemNote } from './problem-note.js';
 
 interface Props {
   title: string;
   confirmLabel: string;
   busy: boolean;
+  /** Shown after the question (a delete the service refused). */
+  problem?: Problem | null;
   onConfirm: () => void;
   onCancel: () => void;
   children: ComponentChildren;
 }
 
-export function ConfirmDialog({ title, confirmLabel, busy, onConfirm, onCancel, children }: Props) {
+export function ConfirmDialog({ title, confirmLabel, busy, problem = null, onConfirm, onCancel, children }: Props) {
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     dialog.current?.showModal();
@@ -23,6 +27,7 @@ export function ConfirmDialog({ title, confirmLabel, busy, onConfirm, onCancel, 
     <dialog ref={dialog} aria-labelledby="confirm-title" onCancel={(e) => (e.preventDefault(), busy || onCancel())}>
       <h2 id="confirm-title">{title}</h2>
       {children}
+      <ProblemNote problem={problem} />
       <div class="actions">
         <button type="button" onClick={onCancel} disabled={busy} autofocus>
           Cancel

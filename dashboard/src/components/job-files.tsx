@@ -6,9 +6,10 @@ import { useState } from 'preact/hooks';
 import { bytes, count } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { FILE_STATUSES, type Ingestion } from '../ingestion.js';
+import { DataTable } from './data-table.js';
 import { StatusTag } from './job-status.js';
+import { Listing } from './listing.js';
 import { OffsetPager } from './offset-pager.js';
-import { ProblemNote } from './problem-note.js';
 
 const PAGE_SIZE = 100;
 
@@ -42,55 +43,39 @@ export function JobFiles({ ing, jobId, stamp }: { ing: Ingestion; jobId: string;
           ))}
         </select>
       </div>
-      <ProblemNote problem={files.problem} />
-      {data?.total === 0 && <p class="muted">{status ? `No ${status} files.` : 'No files yet: a source job lists its files when it starts.'}</p>}
-      {data && data.total > 0 && (
-        <>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Job files">
-            <table class="job-files">
-              <thead>
-                <tr>
-                  <th scope="col">File</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Chunks</th>
-                  <th scope="col">Vectors</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Error</th>
+      <Listing list={files} isEmpty={(d) => d.total === 0} empty={<p class="muted">{status ? `No ${status} files.` : 'No files yet: a source job lists its files when it starts.'}</p>}>
+        {(page) => (
+          <>
+            <DataTable label="Job files" class="job-files" columns={['File', 'Status', 'Size', 'Type', 'Chunks', 'Vectors', 'Time', 'Error']}>
+              {page.files.map((f) => (
+                <tr key={f.uuid}>
+                  <th scope="row" title={f.file_path}>
+                    {f.file_name}
+                  </th>
+                  <td>
+                    <StatusTag status={f.status} />
+                    {f.status_reason && f.status !== 'failed' && <span class="small muted"> {f.status_reason}</span>}
+                    {f.retry_count > 0 && <span class="small muted"> retried {f.retry_count}×</span>}
+                  </td>
+                  <td class="num">{bytes(f.file_size_bytes)}</td>
+                  <td>{f.content_type}</td>
+                  <td class="num">{count(f.chunks_created)}</td>
+                  <td class="num">{count(f.vectors_inserted)}</td>
+                  <td class="num">{f.processing_duration_ms} ms</td>
+                  <td class="wrap">
+                    {f.error_type && (
+                      <span class="problem-inline">
+                        <code>{f.error_type}</code> {f.error_message}
+                      </span>
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {data.files.map((f) => (
-                  <tr key={f.uuid}>
-                    <th scope="row" title={f.file_path}>
-                      {f.file_name}
-                    </th>
-                    <td>
-                      <StatusTag status={f.status} />
-                      {f.status_reason && f.status !== 'failed' && <span class="small muted"> {f.status_reason}</span>}
-                      {f.retry_count > 0 && <span class="small muted"> retried {f.retry_count}×</span>}
-                    </td>
-                    <td class="num">{bytes(f.file_size_bytes)}</td>
-                    <td>{f.content_type}</td>
-                    <td class="num">{count(f.chunks_created)}</td>
-                    <td class="num">{count(f.vectors_inserted)}</td>
-                    <td class="num">{f.processing_duration_ms} ms</td>
-                    <td class="wrap">
-                      {f.error_type && (
-                        <span class="problem-inline">
-                          <code>{f.error_type}</code> {f.error_message}
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <OffsetPager what="files" offset={offset} size={PAGE_SIZE} total={data.total} onOffset={setOffset} />
-        </>
-      )}
+              ))}
+            </DataTable>
+            <OffsetPager what="files" offset={offset} size={PAGE_SIZE} total={page.total} onOffset={setOffset} />
+          </>
+        )}
+      </Listing>
     </section>
   );
 }

@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks';
 import { problemOf, type Problem } from '../api.js';
 import { useLoad } from '../hooks.js';
-import type { Ingestion, JsonSchema, Source, SourceTypeSchema, Validation } from '../ingestion.js';
+import type { Ingestion, JsonSchema, Source, SourceTypeSchema, SourceValidation } from '../ingestion.js';
 import { ProblemNote } from './problem-note.js';
 import { SourceConfig } from './source-config.js';
 
@@ -30,7 +30,7 @@ export function SourceForm({ ing, onCreated, onCancel }: Props) {
   const [values, setValues] = useState<Values>({});
   const [busy, setBusy] = useState<'' | 'validate' | 'create'>('');
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [validation, setValidation] = useState<Validation | null>(null);
+  const [validation, setValidation] = useState<SourceValidation | null>(null);
   const ready = schema.data !== null && schema.data.type === type;
 
   const chooseType = (t: string) => {
@@ -285,7 +285,7 @@ function configOf(schema: JsonSchema, values: Values, prefix: string): Record<st
   return out;
 }
 
-function ValidationResult({ v }: { v: Validation }) {
+function ValidationResult({ v }: { v: SourceValidation }) {
   return (
     <section class={v.success ? 'validation ok' : 'validation bad'} aria-labelledby="validation-title" role="status">
       <h3 id="validation-title">{v.success ? 'Valid' : 'Not valid'}</h3>

@@ -29,6 +29,7 @@ import {
 import { AnswerStream } from '../components/answer-stream.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { ProblemNote } from '../components/problem-note.js';
+import { useConfirmedDelete } from '../flows.js';
 import { when } from '../format.js';
 import { useLoad } from '../hooks.js';
 import { go, href } from '../router.js';
@@ -62,9 +63,7 @@ export function AskPage({ params, api, session }: PageProps) {
   const [topK, setTopK] = useState('5');
   const [starting, setStarting] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [deleting, setDeleting] = useState(false);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteProblem, setDeleteProblem] = useState<Problem | null>(null);
+  const del = useConfirmedDelete<string>((id) => deleteSession(api, id), () => go('ask'));
   /** The streams this page reads: they stop when it closes (the service lets a run go on a while for a reader to come back). */
   const streams = useRef(new Set<AbortController>());
   useEffect(() => () => streams.current.forEach((c) => c.abort()), []);
@@ -137,18 +136,6 @@ export function AskPage({ params, api, session }: PageProps) {
     }
   };
 
-  const confirmDelete = async () => {
-    setDeleteBusy(true);
-    setDeleteProblem(null);
-    try {
-      await deleteSession(api, chatId!);
-      go('ask');
-    } catch (err) {
-      setDeleteProblem(problemOf(err));
-      setDeleteBusy(false);
-    }
-  };
-
   const title = chat.data?.session.title ?? (chatId ? 'Session' : 'New chat');
   const toggle = (id: string, on: boolean) => setChosen((c) => (on ? [...c, id] : c.filter((x) => x !== id)));
   // A dataset the session names but the chooser's page does not list is shown by its id.
@@ -180,7 +167,7 @@ export function AskPage({ params, api, session }: PageProps) {
           <div class="page-head">
             <h2 id="chat-title">{title}</h2>
             {chat.data && (
-              <button type="button" class="link danger" onClick={() => (setDeleteProblem(null), setDeleting(true))}>
+              <button type="button" class="link danger" onClick={() => del.ask(chatId!)}>
                 Delete session
               </button>
             )}
@@ -256,10 +243,9 @@ export function AskPage({ params, api, session }: PageProps) {
           </form>
         </section>
       </div>
-      {deleting && (
-        <ConfirmDialog title={`Delete ${title}?`} confirmLabel="Delete session" busy={deleteBusy} onConfirm={confirmDelete} onCancel={() => setDeleting(false)}>
+      {del.target && (
+        <ConfirmDialog title={`Delete ${title}?`} confirmLabel="Delete session" {...del.dialog}>
           <p>Its messages and the trace of its runs are deleted with it. This cannot be undone.</p>
-          <ProblemNote problem={deleteProblem} />
         </ConfirmDialog>
       )}
     </>

@@ -9,9 +9,13 @@
 import { useState } from 'preact/hooks';
 import { problemOf, type Problem } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { DataTable } from '../components/data-table.js';
+import { Listing } from '../components/listing.js';
+import { Notice } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
-import { when } from '../format.js';
 import '../connections.css';
+import { useConfirmedDelete } from '../flows.js';
+import { when } from '../format.js';
 import { useInterval, useLoad } from '../hooks.js';
 import type { PageProps } from './index.js';
 
@@ -40,27 +44,16 @@ export function ConnectionsPage({ api }: PageProps) {
   const list = useLoad(() => api.sable.call<{ connections: Connection[] }>('GET', '/connections'), [api]);
   const [created, setCreated] = useState<Created | null>(null);
   const [notice, setNotice] = useState('');
-  const [revoking, setRevoking] = useState<Connection | null>(null);
-  const [revokeBusy, setRevokeBusy] = useState(false);
-  const [revokeProblem, setRevokeProblem] = useState<Problem | null>(null);
   const connections = list.data?.connections ?? [];
   useInterval(list.reload, connections.some((c) => c.status === 'pending') ? POLL_MS : null);
-
-  const confirmRevoke = async () => {
-    const c = revoking!;
-    setRevokeBusy(true);
-    setRevokeProblem(null);
-    try {
-      await api.sable.call('DELETE', `/connections/${encodeURIComponent(c.id)}`);
+  const revoke = useConfirmedDelete<Connection>(
+    (c) => api.sable.call('DELETE', `/connections/${encodeURIComponent(c.id)}`),
+    (c) => {
       setNotice(`Revoked the ${PROVIDERS[c.provider].label} connection${c.account_email ? ` of ${c.account_email}` : ''}: the grant is revoked at the provider and the connection deleted.`);
       if (created?.id === c.id) setCreated(null);
-      setRevoking(null);
       list.reload();
-    } catch (e) {
-      setRevokeProblem(problemOf(e));
-    }
-    setRevokeBusy(false);
-  };
+    },
+  );
 
   // The connection just created, as the list now has it.
   const latest = created && connections.find((c) => c.id === created.id);
@@ -72,9 +65,7 @@ export function ConnectionsPage({ api }: PageProps) {
         A connection stores an OAuth grant once; <code>gdrive</code>, <code>gcs</code>, <code>jira</code> and <code>confluence</code> sources use it by
         its id (<code>connection_id</code>). Tokens never leave the service.
       </p>
-      <p class="notice" role="status">
-        {notice}
-      </p>
+      <Notice text={notice} />
       <CreateForm
         api={api}
         onCreated={(c) => {
@@ -107,70 +98,43 @@ export function ConnectionsPage({ api }: PageProps) {
         </div>
       )}
       <h2>Connections</h2>
-      <ProblemNote problem={list.problem} />
-      {list.data === null ? (
-        list.loading && <p class="muted">Loading connections…</p>
-      ) : connections.length === 0 ? (
-        <p>No connections yet.</p>
-      ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Connections list">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                <th scope="col">For</th>
-                <th scope="col">Status</th>
-                <th scope="col">Account</th>
-                <th scope="col">Created</th>
-                <th scope="col">Id</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+      <Listing list={list} loading="Loading connections…" isEmpty={(d) => d.connections.length === 0} empty={<p>No connections yet.</p>}>
+        {(data) => (
+          <DataTable label="Connections list" columns={['Provider', 'For', 'Status', 'Account', 'Created', 'Id']} hidden="Actions">
+            {data.connections.map((c) => (
+              <tr key={c.id}>
+                <th scope="row">{PROVIDERS[c.provider]?.label ?? c.provider}</th>
+                <td>{c.source_type ?? <span class="muted">every type</span>}</td>
+                <td class="wrap">
+                  <span class={`tag ${c.status === 'connected' ? 'ok' : c.status === 'pending' ? 'warn' : 'bad'}`}>{c.status}</span>
+                  {c.error && <span class="problem-inline">{c.error}</span>}
+                </td>
+                <td>{c.account_email ?? <span class="muted">—</span>}</td>
+                <td>{when(c.created_at)}</td>
+                <td>
+                  <code title={c.id}>{c.id.slice(0, 8)}</code>
+                </td>
+                <td class="row-actions">
+                  <button
+                    type="button"
+                    class="link danger"
+                    aria-label={`Revoke ${PROVIDERS[c.provider]?.label ?? c.provider} connection${c.account_email ? ` of ${c.account_email}` : ''}`}
+                    onClick={() => revoke.ask(c)}
+                  >
+                    Revoke
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {connections.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">{PROVIDERS[c.provider]?.label ?? c.provider}</th>
-                  <td>{c.source_type ?? <span class="muted">every type</span>}</td>
-                  <td class="wrap">
-                    <span class={`tag ${c.status === 'connected' ? 'ok' : c.status === 'pending' ? 'warn' : 'bad'}`}>{c.status}</span>
-                    {c.error && <span class="problem-inline">{c.error}</span>}
-                  </td>
-                  <td>{c.account_email ?? <span class="muted">—</span>}</td>
-                  <td>{when(c.created_at)}</td>
-                  <td>
-                    <code title={c.id}>{c.id.slice(0, 8)}</code>
-                  </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      class="link danger"
-                      aria-label={`Revoke ${PROVIDERS[c.provider]?.label ?? c.provider} connection${c.account_email ? ` of ${c.account_email}` : ''}`}
-                      onClick={() => (setRevokeProblem(null), setRevoking(c))}
-                    >
-                      Revoke
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {revoking && (
-        <ConfirmDialog
-          title={`Revoke the ${PROVIDERS[revoking.provider]?.label ?? revoking.provider} connection?`}
-          confirmLabel="Revoke connection"
-          busy={revokeBusy}
-          onConfirm={confirmRevoke}
-          onCancel={() => setRevoking(null)}
-        >
+            ))}
+          </DataTable>
+        )}
+      </Listing>
+      {revoke.target && (
+        <ConfirmDialog title={`Revoke the ${PROVIDERS[revoke.target.provider]?.label ?? revoke.target.provider} connection?`} confirmLabel="Revoke connection" {...revoke.dialog}>
           <p>
-            The grant{revoking.account_email && <> of {revoking.account_email}</>} is revoked at the provider and the connection deleted. Sources that use
-            it fail their next run. This cannot be undone.
+            The grant{revoke.target.account_email && <> of {revoke.target.account_email}</>} is revoked at the provider and the connection deleted. Sources
+            that use it fail their next run. This cannot be undone.
           </p>
-          <ProblemNote problem={revokeProblem} />
         </ConfirmDialog>
       )}
     </>

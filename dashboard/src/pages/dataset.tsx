@@ -6,8 +6,11 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Dataset, Sla } from '../../../client/index.js';
 import { problemOf, type Api, type Problem, type SchemaField } from '../api.js';
+import { DataTable } from '../components/data-table.js';
 import { DatasetStatus, indexWords } from '../components/dataset-status.js';
 import { FieldRows } from '../components/field-rows.js';
+import { PageLoading } from '../components/listing.js';
+import { PageHead } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
 import { TunerChart, type TunerSample } from '../components/tuner-chart.js';
 import { bytes, count, micros, percent, when } from '../format.js';
@@ -51,24 +54,15 @@ export function DatasetPage({ params, api, session }: PageProps) {
   }, [ready, readSla]);
   useInterval(readSla, ready ? POLL_MS : null);
 
-  if (!d) {
-    return (
-      <>
-        <h1 tabIndex={-1}>Dataset</h1>
-        <ProblemNote problem={info.problem} />
-        {info.loading && <p class="muted">Loading…</p>}
-      </>
-    );
-  }
+  if (!d) return <PageLoading title="Dataset" read={info} />;
   const { dataset, stats, index, hybrid } = d;
   return (
     <>
-      <div class="page-head">
-        <h1 tabIndex={-1}>{dataset.name}</h1>
+      <PageHead title={dataset.name}>
         <a class="button" href={href('search', dataset.id)}>
           Search this dataset
         </a>
-      </div>
+      </PageHead>
       <p class="muted small">
         <code>{dataset.id}</code> · <DatasetStatus status={dataset.status} stats={stats} index={index} />
       </p>
@@ -187,32 +181,19 @@ function SchemaSection({ dataset, api, canDeclare, onChanged }: { dataset: Datas
       {schema.length === 0 ? (
         <p class="muted">No typed fields yet. Fields are declared, or inferred from inserted metadata once enough values agree on a type.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Schema fields">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Field</th>
-                <th scope="col">Type</th>
-                <th scope="col">Source</th>
-                <th scope="col">Confidence</th>
-                <th scope="col">Samples</th>
-              </tr>
-            </thead>
-            <tbody>
-              {schema.map((f) => (
-                <tr key={f.name}>
-                  <th scope="row">
-                    <code>{f.name}</code>
-                  </th>
-                  <td>{f.type}</td>
-                  <td>{f.source}</td>
-                  <td class="num">{f.source === 'inferred' ? percent(f.confidence) : '—'}</td>
-                  <td class="num">{f.samples === undefined ? '—' : count(f.samples)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Schema fields" columns={['Field', 'Type', 'Source', 'Confidence', 'Samples']}>
+          {schema.map((f) => (
+            <tr key={f.name}>
+              <th scope="row">
+                <code>{f.name}</code>
+              </th>
+              <td>{f.type}</td>
+              <td>{f.source}</td>
+              <td class="num">{f.source === 'inferred' ? percent(f.confidence) : '—'}</td>
+              <td class="num">{f.samples === undefined ? '—' : count(f.samples)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {canDeclare && (
         <form class="declare" onSubmit={declare} aria-labelledby="declare-title">

@@ -8,9 +8,12 @@ import { useState } from 'preact/hooks';
 import type { Dataset, Stats } from '../../../client/index.js';
 import { problemOf, type Api, type IndexStatus, type Problem } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { DataTable } from '../components/data-table.js';
 import { DatasetForm } from '../components/dataset-form.js';
 import { DatasetStatus } from '../components/dataset-status.js';
-import { ProblemNote } from '../components/problem-note.js';
+import { Listing } from '../components/listing.js';
+import { NewButton, Notice, PageHead } from '../components/page-head.js';
+import { useConfirmedDelete, useCreateForm } from '../flows.js';
 import { count } from '../format.js';
 import { useInterval, useLoad } from '../hooks.js';
 import { href } from '../router.js';
@@ -46,90 +49,33 @@ async function rows(api: Api, offset: number): Promise<{ rows: Row[]; total: num
 export function DatasetsPage({ api }: PageProps) {
   const [offset, setOffset] = useState(0);
   const list = useLoad(() => rows(api, offset), [api, offset]);
-  const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState('');
-  const [deleting, setDeleting] = useState<Dataset | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteProblem, setDeleteProblem] = useState<Problem | null>(null);
+  const create = useCreateForm(list.reload);
+  const del = useConfirmedDelete<Dataset>((d) => api.deleteDataset(d.id), (d) => (create.say(`Deleted ${d.name}.`), list.reload()));
   const busy = list.data?.rows.some((r) => r.dataset.status !== 'ready' || r.stats?.index_status === 'building') ?? false;
   useInterval(list.reload, busy ? POLL_MS : null);
 
-  const confirmDelete = async () => {
-    const d = deleting!;
-    setDeleteBusy(true);
-    setDeleteProblem(null);
-    try {
-      await api.deleteDataset(d.id);
-      setNotice(`Deleted ${d.name}.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setDeleteProblem(problemOf(e));
-    }
-    setDeleteBusy(false);
-  };
-
   return (
     <>
-      <div class="page-head">
-        <h1 tabIndex={-1}>Datasets</h1>
-        {!creating && (
-          <button type="button" class="primary" onClick={() => (setCreating(true), setNotice(''))}>
-            New dataset
-          </button>
+      <PageHead title="Datasets">
+        <NewButton form={create}>New dataset</NewButton>
+      </PageHead>
+      <Notice text={create.notice} />
+      {create.open && <DatasetForm api={api} onCancel={create.cancel} onCreated={create.created} />}
+      <Listing list={list} loading="Loading datasets…" isEmpty={(d) => d.total === 0} empty={<p>No datasets yet. Create one with New dataset, or through the API.</p>}>
+        {(data) => (
+          <>
+            <DataTable label="Datasets" class="datasets" columns={['Name', 'Vectors', 'Dim', 'Metric', 'Embedding', 'Index', 'Status']} hidden="Actions">
+              {data.rows.map((r) => (
+                <DatasetRow key={r.dataset.id} row={r} onDelete={() => del.ask(r.dataset)} />
+              ))}
+            </DataTable>
+            <Pager offset={offset} total={data.total} onOffset={setOffset} />
+          </>
         )}
-      </div>
-      <p class="notice" role="status">
-        {notice}
-      </p>
-      {creating && (
-        <DatasetForm
-          api={api}
-          onCancel={() => setCreating(false)}
-          onCreated={(d) => {
-            setCreating(false);
-            setNotice(`Created ${d.name}.`);
-            list.reload();
-          }}
-        />
-      )}
-      <ProblemNote problem={list.problem} />
-      {list.data === null ? (
-        list.loading && <p class="muted">Loading datasets…</p>
-      ) : list.data.total === 0 ? (
-        <p>No datasets yet. Create one with New dataset, or through the API.</p>
-      ) : (
-        <>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Datasets">
-            <table class="datasets">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Vectors</th>
-                  <th scope="col">Dim</th>
-                  <th scope="col">Metric</th>
-                  <th scope="col">Embedding</th>
-                  <th scope="col">Index</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.rows.map((r) => (
-                  <DatasetRow key={r.dataset.id} row={r} onDelete={() => (setDeleteProblem(null), setDeleting(r.dataset))} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager offset={offset} total={list.data.total} onOffset={setOffset} />
-        </>
-      )}
-      {deleting && (
-        <ConfirmDialog title={`Delete ${deleting.name}?`} confirmLabel="Delete dataset" busy={deleteBusy} onConfirm={confirmDelete} onCancel={() => setDeleting(null)}>
+      </Listing>
+      {del.target && (
+        <ConfirmDialog title={`Delete ${del.target.name}?`} confirmLabel="Delete dataset" {...del.dialog}>
           <p>Its vectors, index files and bulk-load uploads are deleted with it. This cannot be undone.</p>
-          <ProblemNote problem={deleteProblem} />
         </ConfirmDialog>
       )}
     </>

@@ -6,9 +6,12 @@
  */
 import { useState } from 'preact/hooks';
 import { problemOf, type Problem } from '../api.js';
+import { DataTable } from '../components/data-table.js';
 import { DatasetSelect, nameOf, useDatasets, useSources } from '../components/ingest-pickers.js';
 import { IngestionTabs } from '../components/ingestion-tabs.js';
 import { StatusTag } from '../components/job-status.js';
+import { Listing } from '../components/listing.js';
+import { Notice } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
 import { bytes, count, when } from '../format.js';
 import { useLoad } from '../hooks.js';
@@ -62,7 +65,6 @@ function Catalog({ ing, datasetId }: { ing: Ingestion; datasetId: string }) {
     setSaving('');
   };
 
-  const docs = page.data?.documents ?? null;
   return (
     <>
       <div class="field narrow">
@@ -74,91 +76,77 @@ function Catalog({ ing, datasetId }: { ing: Ingestion; datasetId: string }) {
           ))}
         </select>
       </div>
-      <p class="notice" role="status">
-        {notice}
-      </p>
-      <ProblemNote problem={problem ?? page.problem} />
-      {docs === null ? (
-        page.loading && <p class="muted">Loading documents…</p>
-      ) : docs.length === 0 && cursors.length === 1 ? (
-        <p>
-          No {status ? `${status} ` : ''}documents in this dataset. Upload files into it from the <a href={href('ingestion', 'upload')}>Upload</a> page, or run a source into it.
-        </p>
-      ) : (
-        <>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Documents">
-            <table class="documents">
-              <thead>
-                <tr>
-                  <th scope="col">Document</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Format, size</th>
-                  <th scope="col">Chunks · tokens · pages</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Updated</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Download</span>
+      <Notice text={notice} />
+      <Listing
+        list={page}
+        problem={problem}
+        loading="Loading documents…"
+        isEmpty={(d) => d.documents.length === 0 && cursors.length === 1}
+        empty={
+          <p>
+            No {status ? `${status} ` : ''}documents in this dataset. Upload files into it from the <a href={href('ingestion', 'upload')}>Upload</a> page, or run a source into it.
+          </p>
+        }
+      >
+        {({ documents: docs, next_cursor: next }) => (
+          <>
+            <DataTable label="Documents" class="documents" columns={['Document', 'Status', 'Format, size', 'Chunks · tokens · pages', 'Source', 'Updated']} hidden="Download">
+              {docs.map((d) => (
+                <tr key={d.id}>
+                  <th scope="row" class="wrap" title={d.path}>
+                    {d.name}
+                    {d.title && d.title !== d.name && <span class="small muted block">{d.title}</span>}
                   </th>
+                  <td class={d.error_type ? 'wrap' : undefined}>
+                    <StatusTag status={d.status} />
+                    {d.error_type && (
+                      <span class="problem-inline">
+                        <code>{d.error_type}</code> {d.error_message}
+                      </span>
+                    )}
+                  </td>
+                  <td>
+                    {d.format ?? d.content_type}, {bytes(d.size_bytes)}
+                  </td>
+                  <td class="num">
+                    {count(d.chunk_count)} · {count(d.tokens)} · {d.pages ?? '—'}
+                  </td>
+                  <td>
+                    {d.source_id ? <a href={href('ingestion', 'sources', d.source_id)}>{nameOf(sources.data, d.source_id)}</a> : '—'}
+                    {d.job_id && (
+                      <>
+                        {' · '}
+                        <a href={href('ingestion', 'jobs', d.job_id)} aria-label={`The job that read ${d.name}`}>
+                          job
+                        </a>
+                      </>
+                    )}
+                  </td>
+                  <td title={when(d.updated_at)}>{SHORT_TIME.format(new Date(d.updated_at))}</td>
+                  <td class="row-actions">
+                    {d.download_available ? (
+                      <button type="button" class="link" aria-label={`Download ${d.name}`} disabled={saving === d.id} onClick={() => download(d)}>
+                        {saving === d.id ? 'Downloading…' : 'Download'}
+                      </button>
+                    ) : (
+                      <span class="small muted">original not kept</span>
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {docs.map((d) => (
-                  <tr key={d.id}>
-                    <th scope="row" class="wrap" title={d.path}>
-                      {d.name}
-                      {d.title && d.title !== d.name && <span class="small muted block">{d.title}</span>}
-                    </th>
-                    <td class={d.error_type ? 'wrap' : undefined}>
-                      <StatusTag status={d.status} />
-                      {d.error_type && (
-                        <span class="problem-inline">
-                          <code>{d.error_type}</code> {d.error_message}
-                        </span>
-                      )}
-                    </td>
-                    <td>
-                      {d.format ?? d.content_type}, {bytes(d.size_bytes)}
-                    </td>
-                    <td class="num">
-                      {count(d.chunk_count)} · {count(d.tokens)} · {d.pages ?? '—'}
-                    </td>
-                    <td>
-                      {d.source_id ? <a href={href('ingestion', 'sources', d.source_id)}>{nameOf(sources.data, d.source_id)}</a> : '—'}
-                      {d.job_id && (
-                        <>
-                          {' · '}
-                          <a href={href('ingestion', 'jobs', d.job_id)} aria-label={`The job that read ${d.name}`}>
-                            job
-                          </a>
-                        </>
-                      )}
-                    </td>
-                    <td title={when(d.updated_at)}>{SHORT_TIME.format(new Date(d.updated_at))}</td>
-                    <td class="row-actions">
-                      {d.download_available ? (
-                        <button type="button" class="link" aria-label={`Download ${d.name}`} disabled={saving === d.id} onClick={() => download(d)}>
-                          {saving === d.id ? 'Downloading…' : 'Download'}
-                        </button>
-                      ) : (
-                        <span class="small muted">original not kept</span>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <nav class="pager" aria-label="Pages of documents">
-            <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Previous
-            </button>
-            <span>Page {cursors.length}</span>
-            <button type="button" disabled={!page.data?.next_cursor} onClick={() => setCursors([...cursors, page.data!.next_cursor])}>
-              Next
-            </button>
-          </nav>
-        </>
-      )}
+              ))}
+            </DataTable>
+            <nav class="pager" aria-label="Pages of documents">
+              <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+                Previous
+              </button>
+              <span>Page {cursors.length}</span>
+              <button type="button" disabled={!next} onClick={() => setCursors([...cursors, next])}>
+                Next
+              </button>
+            </nav>
+          </>
+        )}
+      </Listing>
     </>
   );
 }

@@ -10,6 +10,8 @@ import { nameOf, useDatasets, useSources } from '../components/ingest-pickers.js
 import { IngestionTabs } from '../components/ingestion-tabs.js';
 import { JobFiles } from '../components/job-files.js';
 import { JobProgress } from '../components/job-status.js';
+import { PageLoading } from '../components/listing.js';
+import { PageHead } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
 import { bytes, count, when } from '../format.js';
 import { useInterval, useLoad } from '../hooks.js';
@@ -33,12 +35,9 @@ export function JobPage({ params, api, session }: PageProps) {
 
   if (!job) {
     return (
-      <>
-        <h1 tabIndex={-1}>Job</h1>
+      <PageLoading title="Job" read={info}>
         <IngestionTabs current="Jobs" />
-        <ProblemNote problem={info.problem} />
-        {info.loading && <p class="muted">Loading…</p>}
-      </>
+      </PageLoading>
     );
   }
 
@@ -56,14 +55,13 @@ export function JobPage({ params, api, session }: PageProps) {
 
   return (
     <>
-      <div class="page-head">
-        <h1 tabIndex={-1}>Job {job.job_id.slice(0, 8)}</h1>
+      <PageHead title={`Job ${job.job_id.slice(0, 8)}`}>
         {retryable && (
           <button type="button" class="primary" onClick={retry} disabled={busy}>
             {busy ? 'Retrying…' : 'Retry job'}
           </button>
         )}
-      </div>
+      </PageHead>
       <IngestionTabs current="Jobs" />
       <p class="muted small">
         <code>{job.job_id}</code>

@@ -8,10 +8,14 @@ import { useState } from 'preact/hooks';
 import type { Dataset } from '../../../client/index.js';
 import { problemOf, type Problem } from '../api.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
+import { DataTable } from '../components/data-table.js';
 import { DatasetSelect, nameOf, SourceSelect, useDatasets, useSources } from '../components/ingest-pickers.js';
 import { IngestionTabs } from '../components/ingestion-tabs.js';
+import { Listing } from '../components/listing.js';
 import { OffsetPager } from '../components/offset-pager.js';
+import { NewButton, Notice, PageHead } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
+import { useConfirmedDelete, useCreateForm } from '../flows.js';
 import { useLoad } from '../hooks.js';
 import { ingestionOf, type Ingestion, type Schedule, type Source } from '../ingestion.js';
 import { go, href } from '../router.js';
@@ -25,125 +29,87 @@ export function SchedulesPage({ api, session }: PageProps) {
   const list = useLoad(() => ing.listSchedules(PAGE_SIZE, offset), [ing, offset]);
   const datasets = useDatasets(api);
   const sources = useSources(ing);
-  const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState('');
+  const create = useCreateForm(list.reload);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [deleting, setDeleting] = useState<Schedule | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
 
+  /** Run now, pause, resume and delete: what was done in the notice, or the refusal on the page. */
   const act = async (what: string, call: () => Promise<unknown>) => {
     setProblem(null);
-    setNotice('');
+    create.say('');
     try {
       await call();
-      setNotice(what);
+      create.say(what);
       list.reload();
     } catch (e) {
       setProblem(problemOf(e));
     }
   };
-  const confirmDelete = async () => {
-    setDeleteBusy(true);
-    await act(`Deleted ${deleting!.name}.`, () => ing.deleteSchedule(deleting!.id));
-    setDeleteBusy(false);
-    setDeleting(null);
-  };
+  // A refused delete closes its dialog too: the refusal is shown on the page, as the other actions' are.
+  const del = useConfirmedDelete<Schedule>((s) => act(`Deleted ${s.name}.`, () => ing.deleteSchedule(s.id)));
 
   return (
     <>
-      <div class="page-head">
-        <h1 tabIndex={-1}>Schedules</h1>
-        {!creating && (
-          <button type="button" class="primary" onClick={() => (setCreating(true), setNotice(''))}>
-            New schedule
-          </button>
-        )}
-      </div>
+      <PageHead title="Schedules">
+        <NewButton form={create}>New schedule</NewButton>
+      </PageHead>
       <IngestionTabs current="Schedules" />
-      <p class="notice" role="status">
-        {notice}
-      </p>
-      {creating && (
-        <ScheduleForm
-          ing={ing}
-          sources={sources.data}
-          datasets={datasets.data}
-          onCancel={() => setCreating(false)}
-          onCreated={(created) => {
-            setCreating(false);
-            setNotice(`Created ${created.name}.`);
-            list.reload();
-          }}
-        />
-      )}
-      <ProblemNote problem={problem ?? list.problem} />
-      {list.data === null ? (
-        list.loading && <p class="muted">Loading schedules…</p>
-      ) : list.data.total === 0 ? (
-        <p>No schedules yet. A schedule reads a source into a dataset on a cron (for example every night at 2, in your time zone).</p>
-      ) : (
-        <>
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Schedules">
-            <table class="schedules">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Source into dataset</th>
-                  <th scope="col">Cron</th>
-                  <th scope="col">Time zone</th>
-                  <th scope="col">Next run (last run)</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
+      <Notice text={create.notice} />
+      {create.open && <ScheduleForm ing={ing} sources={sources.data} datasets={datasets.data} onCancel={create.cancel} onCreated={create.created} />}
+      <Listing
+        list={list}
+        problem={problem}
+        loading="Loading schedules…"
+        isEmpty={(d) => d.total === 0}
+        empty={<p>No schedules yet. A schedule reads a source into a dataset on a cron (for example every night at 2, in your time zone).</p>}
+      >
+        {(data) => (
+          <>
+            <DataTable label="Schedules" class="schedules" columns={['Name', 'Source into dataset', 'Cron', 'Time zone', 'Next run (last run)']} hidden="Actions">
+              {data.schedules.map((s) => (
+                <tr key={s.id}>
+                  <th scope="row" class="wrap">
+                    {s.name}
+                    {!s.enabled && <span class="tag warn">paused</span>}
                   </th>
+                  <td>
+                    <a href={href('ingestion', 'sources', s.source_id)}>{nameOf(sources.data, s.source_id)}</a> → <a href={href('datasets', s.dataset_id)}>{nameOf(datasets.data, s.dataset_id)}</a>
+                  </td>
+                  <td>
+                    <code>{s.cron}</code>
+                  </td>
+                  <td>{s.timezone}</td>
+                  <td>
+                    {s.enabled ? <ZonedTime iso={s.next_run_at} zone={s.timezone} /> : <span class="muted">none while paused</span>}
+                    <span class="small muted block">
+                      {s.last_run_at ? (
+                        <>
+                          last <ZonedTime iso={s.last_run_at} zone={s.timezone} />
+                        </>
+                      ) : (
+                        'not run yet'
+                      )}
+                    </span>
+                  </td>
+                  <td class="row-actions stack">
+                    <button type="button" class="link" aria-label={`Run ${s.name} now`} onClick={() => act('', async () => go('ingestion', 'jobs', (await ing.triggerSchedule(s.id)).job_id))}>
+                      Run now
+                    </button>
+                    <button type="button" class="link" aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${s.name}`} onClick={() => act(`${s.enabled ? 'Paused' : 'Resumed'} ${s.name}.`, () => ing.setScheduleEnabled(s.id, !s.enabled))}>
+                      {s.enabled ? 'Pause' : 'Resume'}
+                    </button>
+                    <button type="button" class="link danger" aria-label={`Delete ${s.name}`} onClick={() => del.ask(s)}>
+                      Delete
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.schedules.map((s) => (
-                  <tr key={s.id}>
-                    <th scope="row" class="wrap">
-                      {s.name}
-                      {!s.enabled && <span class="tag warn">paused</span>}
-                    </th>
-                    <td>
-                      <a href={href('ingestion', 'sources', s.source_id)}>{nameOf(sources.data, s.source_id)}</a> → <a href={href('datasets', s.dataset_id)}>{nameOf(datasets.data, s.dataset_id)}</a>
-                    </td>
-                    <td>
-                      <code>{s.cron}</code>
-                    </td>
-                    <td>{s.timezone}</td>
-                    <td>
-                      {s.enabled ? <ZonedTime iso={s.next_run_at} zone={s.timezone} /> : <span class="muted">none while paused</span>}
-                      <span class="small muted block">
-                        {s.last_run_at ? (
-                          <>
-                            last <ZonedTime iso={s.last_run_at} zone={s.timezone} />
-                          </>
-                        ) : (
-                          'not run yet'
-                        )}
-                      </span>
-                    </td>
-                    <td class="row-actions stack">
-                      <button type="button" class="link" aria-label={`Run ${s.name} now`} onClick={() => act('', async () => go('ingestion', 'jobs', (await ing.triggerSchedule(s.id)).job_id))}>
-                        Run now
-                      </button>
-                      <button type="button" class="link" aria-label={`${s.enabled ? 'Pause' : 'Resume'} ${s.name}`} onClick={() => act(`${s.enabled ? 'Paused' : 'Resumed'} ${s.name}.`, () => ing.setScheduleEnabled(s.id, !s.enabled))}>
-                        {s.enabled ? 'Pause' : 'Resume'}
-                      </button>
-                      <button type="button" class="link danger" aria-label={`Delete ${s.name}`} onClick={() => setDeleting(s)}>
-                        Delete
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <OffsetPager what="schedules" offset={offset} size={PAGE_SIZE} total={list.data.total} onOffset={setOffset} />
-        </>
-      )}
-      {deleting && (
-        <ConfirmDialog title={`Delete ${deleting.name}?`} confirmLabel="Delete schedule" busy={deleteBusy} onConfirm={confirmDelete} onCancel={() => setDeleting(null)}>
+              ))}
+            </DataTable>
+            <OffsetPager what="schedules" offset={offset} size={PAGE_SIZE} total={data.total} onOffset={setOffset} />
+          </>
+        )}
+      </Listing>
+      {del.target && (
+        <ConfirmDialog title={`Delete ${del.target.name}?`} confirmLabel="Delete schedule" {...del.dialog}>
           <p>Jobs it started go on; it starts no more.</p>
         </ConfirmDialog>
       )}

@@ -9,6 +9,8 @@ import { problemOf, type Problem } from '../api.js';
 import { DatasetSelect, nameOf, useDatasets } from '../components/ingest-pickers.js';
 import { IngestionTabs } from '../components/ingestion-tabs.js';
 import { JobProgress } from '../components/job-status.js';
+import { PageLoading } from '../components/listing.js';
+import { PageHead } from '../components/page-head.js';
 import { ProblemNote } from '../components/problem-note.js';
 import { SourceConfig } from '../components/source-config.js';
 import { when } from '../format.js';
@@ -16,7 +18,7 @@ import { useInterval, useLoad } from '../hooks.js';
 import { ingestionOf, isActiveJob } from '../ingestion.js';
 import { go, href } from '../router.js';
 import type { PageProps } from './index.js';
-import { DeleteSource } from './sources.js';
+import { DeleteSource, useSourceDelete } from './sources.js';
 
 const POLL_MS = 2000;
 const RECENT_JOBS = 200;
@@ -30,19 +32,16 @@ export function SourcePage({ params, api, session }: PageProps) {
   const [datasetId, setDatasetId] = useState('');
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [deleting, setDeleting] = useState(false);
+  const del = useSourceDelete(ing, () => go('ingestion'));
   const running = jobs.data?.some(isActiveJob) ?? false;
   useInterval(() => (jobs.reload(), source.reload()), running ? POLL_MS : null);
 
   const [s, refs] = source.data ?? [null, null];
   if (!s) {
     return (
-      <>
-        <h1 tabIndex={-1}>Source</h1>
+      <PageLoading title="Source" read={source}>
         <IngestionTabs current="Sources" />
-        <ProblemNote problem={source.problem} />
-        {source.loading && <p class="muted">Loading…</p>}
-      </>
+      </PageLoading>
     );
   }
 
@@ -63,19 +62,18 @@ export function SourcePage({ params, api, session }: PageProps) {
 
   return (
     <>
-      <div class="page-head">
-        <h1 tabIndex={-1}>{s.name}</h1>
+      <PageHead title={s.name}>
         <div class="head-actions">
           {s.type === 'file_upload' && (
             <a class="button" href={href('ingestion', 'upload', s.id)}>
               Upload files
             </a>
           )}
-          <button type="button" class="danger" onClick={() => setDeleting(true)}>
+          <button type="button" class="danger" onClick={() => del.ask(s)}>
             Delete source
           </button>
         </div>
-      </div>
+      </PageHead>
       <IngestionTabs current="Sources" />
       <p class="muted small">
         <code>{s.id}</code> · {s.type} · created {when(s.created_at)} · changed {when(s.updated_at)}
@@ -131,7 +129,7 @@ export function SourcePage({ params, api, session }: PageProps) {
           </ul>
         )}
       </section>
-      {deleting && <DeleteSource source={s} onDelete={(force) => ing.deleteSource(s.id, force)} onDone={() => go('ingestion')} onCancel={() => setDeleting(false)} />}
+      <DeleteSource del={del} />
     </>
   );
 }
