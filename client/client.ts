@@ -6,6 +6,7 @@
  * binaries (insert, search). Answers stream as an async iterator that resumes after a drop.
  */
 import type { Packr } from 'msgpackr';
+import { randomId } from './random-id.js';
 import { resumingChunks } from './stream.js';
 import type * as T from './types.js';
 
@@ -225,16 +226,3 @@ function float32(values: number[] | Float32Array): Uint8Array {
 }
 
 const enc = encodeURIComponent;
-
-/**
- * A random UUID (v4). Browsers give crypto.randomUUID to secure pages only (HTTPS, localhost):
- * a dashboard opened over plain http on another host builds it from getRandomValues.
- */
-function randomId(): string {
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}

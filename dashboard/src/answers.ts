@@ -6,6 +6,7 @@
  * missed. What a chunk does to the exchange on screen is `applyChunk`.
  */
 import {
+  randomId,
   resumingChunks,
   SableApiError,
   type Answer,
@@ -180,7 +181,7 @@ function resuming(open: (after: number, again: boolean) => Promise<Response | nu
 
 /** One request with the key whose answer is read as a stream; a refusal is thrown as the client throws it. */
 async function send(apiKey: string, method: string, path: string, o: { body?: unknown; headers?: Record<string, string>; signal: AbortSignal }): Promise<Response> {
-  const requestId = newId();
+  const requestId = randomId();
   const headers: Record<string, string> = { 'x-api-key': apiKey, 'x-request-id': requestId, ...o.headers };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(new URL(path, location.origin), { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: o.signal });
@@ -249,15 +250,6 @@ export function exchangesOf(messages: ChatMessage[]): Exchange[] {
     }
   }
   return out;
-}
-
-/** A random id (crypto.randomUUID is for secure contexts only; a service may be reached over plain http). */
-export function newId(): string {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
 const enc = encodeURIComponent;

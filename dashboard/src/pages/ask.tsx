@@ -8,7 +8,7 @@
  * holds without its answer yet is followed from its run.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { SableApiError, type StreamChunk } from '../../../client/index.js';
+import { randomId, SableApiError, type StreamChunk } from '../../../client/index.js';
 import { problemOf, type Problem } from '../api.js';
 import {
   applyChunk,
@@ -20,7 +20,6 @@ import {
   followRun,
   listSessions,
   newExchange,
-  newId,
   openChat,
   passagesOf,
   type Exchange,
@@ -85,7 +84,7 @@ export function AskPage({ params, api, session }: PageProps) {
   };
 
   const ask = (a: Asked, sessionId: string) => {
-    const runId = newId();
+    const runId = randomId();
     setExchanges((xs) => [...xs, newExchange(runId, a.query)]);
     const body = { query: a.query, run_id: runId, session_id: sessionId, mode: a.mode, top_k: a.topK, ...(a.datasetIds.length ? { dataset_ids: a.datasetIds } : {}) };
     void read(runId, (hooks) => askStream(session.apiKey, body, hooks));
