@@ -46,6 +46,9 @@ export function dashboardHarness(prefix: string, options: HarnessOptions = {}): 
   };
   h.newPage = async (width = 1280, height = 900) => {
     const page = await (await h.browser.newContext({ viewport: { width, height } })).newPage();
+    // CI runs these beside the rest of the suite on 2 cores: a page may take longer than
+    // playwright's 30 s to show a step there, never a minute.
+    page.setDefaultTimeout(60_000);
     page.on('request', (r) => h.requests.push(r.url()));
     page.on('console', (m) => h.consoleLines.push(m.text()));
     page.on('pageerror', (e) => h.consoleLines.push(`pageerror: ${e.message}`));
