@@ -12,9 +12,9 @@
 // session token: the service refuses it after. Screenshots go to bench/.cache/dashboard-shots/.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { googleFlagsFor, OIDC_CLIENT_SECRET, serveOidcProvider } from '../support/oidc-provider.js';
 import { dashboardHarness, expectNothingLeaked } from './support.js';
 
 const DOCS = [
@@ -37,24 +37,14 @@ describe('the Ask and Connections pages in Chromium', () => {
   });
   const h = dashboardHarness('sable-dashboard-ask-', {
     config: () => ({
-      flags: { 'google-client-id': 'sable', 'google-authorize-url': `${issuer}/auth`, 'google-token-url': `${issuer}/token`, 'google-userinfo-url': `${issuer}/me`, 'google-revoke-url': `${issuer}/token/revocation` },
-      env: { SABLE_GOOGLE_CLIENT_SECRET: 'sable-secret' },
+      flags: googleFlagsFor(issuer),
+      env: { SABLE_GOOGLE_CLIENT_SECRET: OIDC_CLIENT_SECRET },
     }),
   });
   let handbook: string;
 
   beforeAll(async () => {
-    const provider = new Provider(issuer, {
-      clients: [{ client_id: 'sable', client_secret: 'sable-secret', redirect_uris: [`${h.svc.url}/connections/callback`], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
-      findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, email: `${id}@acme.test` }) }),
-      claims: { openid: ['sub'], email: ['email'] },
-      scopes: ['openid', 'email', 'offline_access', 'https://www.googleapis.com/auth/drive.readonly'],
-      pkce: { required: () => true },
-      issueRefreshToken: async () => true,
-      features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
-      cookies: { keys: ['a-test-cookie-key'] },
-    });
-    issuerServer.on('request', provider.callback());
+    serveOidcProvider(issuerServer, issuer, h.svc.url);
 
     // A text dataset (the local embedding model embeds metadata.text) with a few documents' chunks.
     const created = await h.api('POST', '/datasets', { name: 'handbook' });

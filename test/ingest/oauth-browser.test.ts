@@ -8,11 +8,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Provider from 'oidc-provider';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../dist/control-plane/app.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
+import { googleFlagsFor, OIDC_CLIENT_SECRET, serveOidcProvider } from '../support/oidc-provider.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -32,22 +32,11 @@ describe('OAuth consent in a real browser', () => {
     dir = mkdtempSync(join(tmpdir(), 'sable-oauth-browser-'));
     svc = await startService(
       loadConfig(
-        { port: '0', 'data-dir': dir, 'google-client-id': 'sable', 'google-authorize-url': `${issuer}/auth`, 'google-token-url': `${issuer}/token`, 'google-userinfo-url': `${issuer}/me`, 'google-revoke-url': `${issuer}/token/revocation` },
-        { SABLE_GOOGLE_CLIENT_SECRET: 'sable-secret' },
+        { port: '0', 'data-dir': dir, ...googleFlagsFor(issuer) },
+        { SABLE_GOOGLE_CLIENT_SECRET: OIDC_CLIENT_SECRET },
       ),
     );
-    const provider = new Provider(issuer, {
-      clients: [{ client_id: 'sable', client_secret: 'sable-secret', redirect_uris: [`${svc.url}/connections/callback`], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
-      findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, email: `${id}@acme.test` }) }),
-      claims: { openid: ['sub'], email: ['email'] },
-      scopes: ['openid', 'email', 'offline_access', 'https://www.googleapis.com/auth/drive.readonly'],
-      pkce: { required: () => true },
-      issueRefreshToken: async () => true,
-      features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
-      // The devInteractions pages want a secure cookie only behind TLS.
-      cookies: { keys: ['a-test-cookie-key'] },
-    });
-    issuerServer.on('request', provider.callback());
+    serveOidcProvider(issuerServer, issuer, svc.url);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   }, 60_000);
   afterAll(async () => {
