@@ -11,12 +11,12 @@ import type { ControlStore } from '../../catalog/store.js';
 import type { Caller } from '../http/router.js';
 
 const PREFIX = 'sst_';
+const LIFETIME_MS = 3600_000;
 
 /** The token of an `Authorization: Bearer <token>` header. */
 export function bearerToken(authorization: string | undefined): string | undefined {
   return /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
 }
-const LIFETIME_MS = 3600_000;
 
 export interface IssuedSession {
   token: string;
