@@ -500,6 +500,7 @@ describe('isolation between organizations and secrecy of credentials', () => {
     'POST /auth/sessions': 'create',
     'GET /sources/info': 'session',
     'POST /sources/batch-info': 'session',
+    'DELETE /auth/sessions': 'session',
     'POST /intelligence/query': 'refs',
     'GET /ingestion/jobs': 'list',
     'POST /ingestion/jobs': 'refs',

@@ -65,7 +65,8 @@ export function routesOf(doc: any): RouteInfo[] {
 
 /** What each organization holds, by path parameter; filled by seeding and by the run itself. */
 export interface Pools {
-  keys: { A: string; B: string; member: string; sessionA: string; sessionB: string };
+  /** endableA/B: session tokens of their own for DELETE /auth/sessions, which ends the token it is sent with. */
+  keys: { A: string; B: string; member: string; sessionA: string; sessionB: string; endableA: string; endableB: string };
   ids: Record<Org, Record<string, string[]>>;
 }
 
@@ -234,10 +235,10 @@ export function caseOf(r: RouteInfo, plan: Plan, pools: Pools, forged: string): 
       headers['x-api-key'] = forged;
       break;
     case 'bearerA':
-      headers.authorization = `Bearer ${pools.keys.sessionA}`;
+      headers.authorization = `Bearer ${r.key === 'DELETE /auth/sessions' ? pools.keys.endableA : pools.keys.sessionA}`;
       break;
     case 'bearerB':
-      headers.authorization = `Bearer ${pools.keys.sessionB}`;
+      headers.authorization = `Bearer ${r.key === 'DELETE /auth/sessions' ? pools.keys.endableB : pools.keys.sessionB}`;
       break;
     case 'bearerForged':
       headers.authorization = `Bearer ${forged}`;

@@ -158,7 +158,9 @@ export async function seed(call: Call, dir: string, adminA: string): Promise<{ p
   add('B', 'token', ...init.uploads.map((u: { upload_url: string }) => u.upload_url.split('/').pop()!));
   const sessionA = (await ok(call(adminA, 'POST', '/auth/sessions'), 201, 'session token')).token;
   const sessionB = (await ok(call(adminB, 'POST', '/auth/sessions'), 201, 'session token')).token;
-  return { pools: { keys: { A: adminA, B: adminB, member, sessionA, sessionB }, ids }, uploadUrl: new URL(init.uploads[0].upload_url).origin };
+  const endableA = (await ok(call(adminA, 'POST', '/auth/sessions'), 201, 'session token')).token;
+  const endableB = (await ok(call(adminB, 'POST', '/auth/sessions'), 201, 'session token')).token;
+  return { pools: { keys: { A: adminA, B: adminB, member, sessionA, sessionB, endableA, endableB }, ids }, uploadUrl: new URL(init.uploads[0].upload_url).origin };
 }
 
 /** Everything organization A can read of what was seeded, minus what reading itself moves. */
