@@ -21,6 +21,8 @@ export function useHashPath(): string {
   useEffect(() => {
     const changed = () => setPath(currentPath());
     addEventListener('hashchange', changed);
+    // Effects run after the first paint: a hash changed before then fired no event we heard.
+    changed();
     return () => removeEventListener('hashchange', changed);
   }, []);
   return path;
