@@ -5,7 +5,7 @@
  * its sessions at once. Signing out ends one token: its signature is kept (in control.mdb, so a
  * restart does not bring it back) until the hour it had left is over.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { ControlStore } from '../../catalog/store.js';
 import type { Caller } from '../http/router.js';
@@ -31,6 +31,8 @@ interface Claims {
   r: Caller['role'];
   k: string;
   e: number;
+  /** Random: two sessions of one key opened in the same millisecond are two tokens, ended apart. */
+  n: string;
 }
 
 export class SessionTokens {
@@ -48,7 +50,7 @@ export class SessionTokens {
 
   issue(caller: Caller): IssuedSession {
     const exp = Date.now() + LIFETIME_MS;
-    const claims: Claims = { o: caller.orgId, r: caller.role, k: caller.keyId, e: exp };
+    const claims: Claims = { o: caller.orgId, r: caller.role, k: caller.keyId, e: exp, n: randomBytes(12).toString('base64url') };
     const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
     return { token: `${PREFIX}${body}.${this.mac(body)}`, expires_at: new Date(exp).toISOString(), role: caller.role, org_id: caller.orgId };
   }

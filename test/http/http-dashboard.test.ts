@@ -113,8 +113,9 @@ describe('dashboard routes', () => {
   });
 
   it('signs out: DELETE /auth/sessions ends that token only, and an API key cannot end one', async () => {
-    const first = (await api.call('POST', '/auth/sessions')).body.token;
-    const second = (await api.call('POST', '/auth/sessions')).body.token;
+    // Opened at once (likely in one millisecond): still two tokens, ended apart.
+    const [first, second] = (await Promise.all([api.call('POST', '/auth/sessions'), api.call('POST', '/auth/sessions')])).map((r) => r.body.token);
+    expect(first).not.toBe(second);
     expect((await fetch(`${svc.url}/auth/sessions`, { method: 'DELETE', headers: { 'x-api-key': svc.createdAdminKey! } })).status).toBe(401);
     expect((await dash('DELETE', '/auth/sessions', undefined, first)).status).toBe(204);
     expect((await dash('GET', '/sources/info?source_path=gdrive://pdf-1', undefined, first)).status).toBe(401);
