@@ -177,6 +177,7 @@ export interface LogTailerOptions {
  */
 export class LogTailer {
   private appliedSeq: number;
+  private readonly channel: string;
   private stopped = false;
   private listener: pg.Client | null = null;
   private wake: (() => void) | null = null;
@@ -190,6 +191,7 @@ export class LogTailer {
 
   constructor(private readonly opts: LogTailerOptions) {
     this.appliedSeq = opts.fromSeq;
+    this.channel = logChannel(opts.dataset);
     this.done = this.run();
     this.done.catch(() => {}); // observed through `error` / waitFor as well
   }
@@ -238,13 +240,13 @@ export class LogTailer {
       client.end().catch(() => {});
     });
     client.on('notification', (msg) => {
-      if (msg.channel !== logChannel(this.opts.dataset) || !msg.payload) return;
+      if (msg.channel !== this.channel || !msg.payload) return;
       const [shard, seq] = msg.payload.split(':').map(Number);
       if (shard === this.opts.shard && seq! > this.appliedSeq) this.poke();
     });
     try {
       await client.connect();
-      await client.query(`LISTEN "${logChannel(this.opts.dataset)}"`);
+      await client.query(`LISTEN "${this.channel}"`);
       this.listener = client;
     } catch {
       await client.end().catch(() => {});
