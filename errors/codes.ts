@@ -32,6 +32,7 @@ export const ERROR_CODES = {
   schedule_busy: "a run of the schedule is in flight (a schedule runs once at a time)",
   document_unavailable: "the document's original bytes are not kept or cannot be fetched",
   dataset_not_ready: 'the dataset is being provisioned; retry shortly',
+  vecstack_router_failed: 'the cluster cannot serve the request now (too few replicas in sync, a shard unreachable, the cluster database away); retry the same request',
   dataset_closed: 'the engine dataset was closed (the service is stopping or the dataset was deleted)',
   engine_closed: 'the engine was closed (the service is stopping)',
   // Outside services.

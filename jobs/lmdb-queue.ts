@@ -25,7 +25,7 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   async create(job: JobRecord, files: FileRecord[], idempotency?: IdempotencyKey): Promise<void> {
-    await this.store.write(() => {
+    await this.store.writeLocal(() => {
       this.jobs.put(job.job_id, job);
       for (const f of files) this.fileDb.put([job.job_id, f.uuid], f);
       if (idempotency) this.idempotency.put([idempotency.orgId, idempotency.datasetId, idempotency.key], job.job_id);
@@ -78,7 +78,7 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   update(jobId: string, change: (j: JobRecord) => JobRecord): Promise<JobRecord> {
-    return this.store.write(() => {
+    return this.store.writeLocal(() => {
       const next = change(this.current(jobId));
       this.jobs.put(jobId, next);
       return next;
@@ -86,7 +86,7 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   updateFile(jobId: string, fileId: string, change: (f: FileRecord) => FileRecord): Promise<FileRecord> {
-    return this.store.write(() => {
+    return this.store.writeLocal(() => {
       const f = this.fileDb.get([jobId, fileId]);
       if (!f) throw new Error(`file ${fileId} of job ${jobId} vanished`);
       const next = change(f);
@@ -96,21 +96,21 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   async updateFileAndJob(jobId: string, fileId: string, file: (f: FileRecord) => FileRecord, job: (j: JobRecord) => JobRecord): Promise<void> {
-    await this.store.write(() => {
+    await this.store.writeLocal(() => {
       this.fileDb.put([jobId, fileId], file(this.fileDb.get([jobId, fileId])!));
       this.jobs.put(jobId, job(this.current(jobId)));
     });
   }
 
   async put(job: JobRecord, files: FileRecord[]): Promise<void> {
-    await this.store.write(() => {
+    await this.store.writeLocal(() => {
       this.jobs.put(job.job_id, job);
       for (const f of files) this.fileDb.put([job.job_id, f.uuid], f);
     });
   }
 
   async remove(jobIds: string[]): Promise<void> {
-    await this.store.write(() => {
+    await this.store.writeLocal(() => {
       for (const id of jobIds) {
         this.jobs.remove(id);
         for (const key of this.fileDb.getKeys({ start: [id], end: [id, '\uffff'] })) this.fileDb.remove(key);
@@ -122,7 +122,7 @@ export class LmdbJobQueue implements JobQueue {
   async claim(owner: string, kinds: readonly JobKind[], leaseMs: number): Promise<JobRecord | null> {
     // A read first: an idle runner polls, and a write transaction would sync the file each time.
     if (!this.firstRunnable(kinds)) return null;
-    return this.store.write(() => {
+    return this.store.writeLocal(() => {
       const job = this.firstRunnable(kinds);
       if (!job) return null;
       const taken: JobRecord = { ...job, status: 'running', lease_owner: owner, lease_expires_at: Date.now() + leaseMs, attempts: job.attempts + 1 };
@@ -140,7 +140,7 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   renew(jobId: string, owner: string, leaseMs: number): Promise<boolean> {
-    return this.store.write(() => {
+    return this.store.writeLocal(() => {
       const j = this.jobs.get(jobId);
       if (!j || j.lease_owner !== owner || j.status !== 'running') return false;
       this.jobs.put(jobId, { ...j, lease_expires_at: Date.now() + leaseMs });
@@ -149,7 +149,7 @@ export class LmdbJobQueue implements JobQueue {
   }
 
   async release(jobId: string, owner: string): Promise<void> {
-    await this.store.write(() => {
+    await this.store.writeLocal(() => {
       const j = this.jobs.get(jobId);
       if (j && j.lease_owner === owner) this.jobs.put(jobId, { ...j, lease_owner: null, lease_expires_at: 0 });
     });

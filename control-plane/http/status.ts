@@ -42,6 +42,7 @@ export const ERROR_ANSWERS: Record<ErrorCode, Answer> = {
   schedule_busy: { status: 409 },
   document_unavailable: { status: 410 },
   dataset_not_ready: { status: 503, retryAfter: 1 },
+  vecstack_router_failed: { status: 503, retryAfter: 1 },
   // The dataset is going away or the service is stopping: retryable, as provisioning is.
   dataset_closed: { status: 503, shown: 'dataset_not_ready', retryAfter: 1 },
   engine_closed: { status: 503, shown: 'dataset_not_ready', retryAfter: 1 },
