@@ -16,6 +16,7 @@ import { shardOf } from '../catalog/placement/shard-of.js';
 import type { Dataset } from '../engine/index.js';
 import { withTransaction, type Pool } from '../outbound/postgres/pool.js';
 import { decodeEntry, encodeEntry, type LogEntry } from './log-entry.js';
+import type { Notifications } from './notifications.js';
 
 export { decodeEntry, encodeEntry, type DeleteEntry, type LogEntry, type UpsertEntry } from './log-entry.js';
 
@@ -142,21 +143,24 @@ export async function readLog(pool: Pool | pg.ClientBase, dataset: string, shard
   }));
 }
 
-/** Applies one entry to an embedded dataset: an upsert or a delete by id. */
-export async function applyEntry(dataset: Dataset, entry: LogEntry): Promise<void> {
+/**
+ * Applies one entry to an embedded dataset: an upsert or a delete by id. Answers the rows
+ * written, or for a delete the ids that were there (the count the API answers).
+ */
+export async function applyEntry(dataset: Dataset, entry: LogEntry): Promise<number> {
   if (entry.op === 'upsert') {
     if (entry.dim !== dataset.dim) throw new Error(`log entry of dim ${entry.dim} for dataset '${dataset.name}' of dim ${dataset.dim}`);
     // Metadata values are the engine's scalars: they were validated before the write was logged.
     await dataset.upsert(entry.ids, entry.vectors, entry.metadata as Parameters<Dataset['upsert']>[2]);
-  } else {
-    await dataset.delete(Array.from(entry.ids));
+    return entry.ids.length;
   }
+  return dataset.delete(Array.from(entry.ids));
 }
 
 export interface LogTailerOptions {
   pool: Pool;
-  /** Connection string of the dedicated LISTEN connection (not taken from the pool). */
-  url: string;
+  /** The node's LISTEN connection. */
+  notifications: Notifications;
   dataset: string;
   shard: number;
   /** The last seq already applied: the tailer delivers fromSeq + 1 onwards (0: the whole log). */
@@ -179,7 +183,7 @@ export class LogTailer {
   private appliedSeq: number;
   private readonly channel: string;
   private stopped = false;
-  private listener: pg.Client | null = null;
+  private unsubscribe: (() => void) | null = null;
   private wake: (() => void) | null = null;
   private pending = false;
   private timer: NodeJS.Timeout | null = null;
@@ -231,36 +235,27 @@ export class LogTailer {
     w?.();
   }
 
+  /** Subscribes once, before the first read: a write committed after a read still wakes us. */
   private async listen(): Promise<void> {
-    if (this.listener || this.stopped) return;
-    const client = new pg.Client({ connectionString: this.opts.url, application_name: 'sable-log-tailer' });
-    client.on('error', () => {
-      // A broken connection: dropped, reopened at the next wake-up; the poll covers meanwhile.
-      if (this.listener === client) this.listener = null;
-      client.end().catch(() => {});
-    });
-    client.on('notification', (msg) => {
-      if (msg.channel !== this.channel || !msg.payload) return;
-      const [shard, seq] = msg.payload.split(':').map(Number);
+    if (this.unsubscribe || this.stopped) return;
+    this.unsubscribe = await this.opts.notifications.subscribe(this.channel, (payload) => {
+      if (payload === '') return this.poke(); // a reconnect: what was notified meanwhile is lost
+      const [shard, seq] = payload.split(':').map(Number);
       if (shard === this.opts.shard && seq! > this.appliedSeq) this.poke();
     });
-    try {
-      await client.connect();
-      await client.query(`LISTEN "${this.channel}"`);
-      this.listener = client;
-    } catch {
-      await client.end().catch(() => {});
-    }
   }
 
   private async run(): Promise<void> {
     const { pool, dataset, shard, apply } = this.opts;
     const pollMs = this.opts.pollMs ?? 1000;
     const batch = this.opts.batch ?? 500;
-    this.timer = setInterval(() => this.poke(), pollMs);
+    this.timer = setInterval(() => {
+      void this.opts.notifications.connect();
+      this.poke();
+    }, pollMs);
     try {
       while (!this.stopped) {
-        await this.listen(); // before reading: a write committed after the read still wakes us
+        await this.listen();
         this.pending = false;
         let records: LogRecord[];
         try {
@@ -286,9 +281,8 @@ export class LogTailer {
       throw err;
     } finally {
       if (this.timer) clearInterval(this.timer);
-      const l = this.listener;
-      this.listener = null;
-      await l?.end().catch(() => {});
+      this.unsubscribe?.();
+      this.unsubscribe = null;
       const why = this.error ?? new Error(`tailer of shard ${shard} stopped at seq ${this.appliedSeq}`);
       for (const w of this.waiters.splice(0)) w.reject(why);
     }

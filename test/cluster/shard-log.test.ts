@@ -19,19 +19,23 @@ import {
   type LogEntry,
   type LogRecord,
 } from '../../dist/cluster/shard-log.js';
+import { Notifications } from '../../dist/cluster/notifications.js';
 import { startPostgres, type LocalPostgres } from '../support/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;
+let notifications: Notifications;
 const DIM = 8;
 
 beforeAll(async () => {
   server = await startPostgres();
   pool = openPool(server.url, { max: 8 });
   await migrate(pool);
+  notifications = new Notifications(server.url);
 }, 60_000);
 
 afterAll(async () => {
+  await notifications?.close();
   await pool?.end();
   await server?.stop();
 });
@@ -157,7 +161,7 @@ describe('LogTailer', () => {
         await applyEntry(target, r.entry!);
       };
       const tailer = (name: keyof typeof seen, target: typeof early, fromSeq: number) =>
-        new LogTailer({ pool, url: server.url, dataset: ds, shard: SHARD, fromSeq, apply: applier(name, target), pollMs: 200 });
+        new LogTailer({ pool, notifications, dataset: ds, shard: SHARD, fromSeq, apply: applier(name, target), pollMs: 200 });
 
       const earlyTailer = tailer('early', early, 0);
       let resumedTailer = tailer('resumed', resumed, 0);
@@ -227,7 +231,7 @@ describe('LogTailer', () => {
     const ds = 'notify';
     await createShards(pool, ds, 2);
     const applied: number[] = [];
-    const t = new LogTailer({ pool, url: server.url, dataset: ds, shard: 1, fromSeq: 0, apply: async (r) => void applied.push(r.seq), pollMs: 60_000 });
+    const t = new LogTailer({ pool, notifications, dataset: ds, shard: 1, fromSeq: 0, apply: async (r) => void applied.push(r.seq), pollMs: 60_000 });
     await new Promise((r) => setTimeout(r, 200)); // its first read done, LISTEN on
     const ids = Array.from({ length: 40 }, (_, i) => i + 1).filter((id) => shardOf(id, 2) === 1);
     for (let i = 0; i < 3; i++) await appendWrite(pool, ds, 2, upsert(ids.slice(i * 2, i * 2 + 2)), `n${i}`);
@@ -245,7 +249,7 @@ describe('LogTailer', () => {
     await pool.query(`UPDATE shard_heads SET last_seq = 3 WHERE dataset = $1`, [ds]);
     await pool.query(`INSERT INTO vector_log (dataset, shard, seq, op, body) VALUES ($1, 0, 3, 'delete', $2)`, [ds, Buffer.from(encodeEntry({ op: 'delete', ids: Float64Array.of(1) }))]);
     const applied: number[] = [];
-    const t = new LogTailer({ pool, url: server.url, dataset: ds, shard: 0, fromSeq: 0, apply: async (r) => void applied.push(r.seq), pollMs: 50 });
+    const t = new LogTailer({ pool, notifications, dataset: ds, shard: 0, fromSeq: 0, apply: async (r) => void applied.push(r.seq), pollMs: 50 });
     await expect(t.done).rejects.toThrow(/gap in the log of shard 0 of 'gap': seq 3 follows 1/);
     expect(applied).toEqual([1]);
     expect(t.applied).toBe(1);
