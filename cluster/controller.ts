@@ -31,6 +31,8 @@ export interface ControllerOptions {
   intervalMs: number;
   /** How long past its lease a node keeps its replicas (the design: 20 s). */
   graceMs: number;
+  /** Called after a pass that changed the shard map (the node tells the search nodes at once). */
+  onChange?: (result: ReconcileResult) => void;
 }
 
 export interface ReconcileResult {
@@ -74,6 +76,7 @@ export class Controller {
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  private readonly onChange: ControllerOptions['onChange'];
   /** Why the last timed pass failed (the database away, ...), cleared by a pass that succeeds. */
   lastError: Error | null = null;
 
@@ -90,6 +93,7 @@ export class Controller {
     this.leaseMs = opts.leaseMs;
     this.intervalMs = opts.intervalMs;
     this.graceMs = opts.graceMs;
+    this.onChange = opts.onChange;
   }
 
   /** Runs a pass now, then one every intervalMs (timed from the end of the previous) until stop(). */
@@ -156,7 +160,9 @@ export class Controller {
         await fenced(client, CONTROLLER_LEASE, epoch);
         return this.place(client, epoch);
       });
-      return { leader: true, epoch, added, dropped };
+      const result = { leader: true, epoch, added, dropped };
+      if (added + dropped > 0) this.onChange?.(result);
+      return result;
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err;
       if (this.epoch === epoch) this.epoch = null;

@@ -55,7 +55,7 @@ import { LocalObjectStore } from '../objects/local-store.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { S3ObjectStore } from '../objects/s3-store.js';
 import { UploadSigner } from '../objects/signer.js';
-import { createKey, ensureOrg, lookupKey } from './auth/keys.js';
+import { firstAdmin, lookupKey } from './auth/keys.js';
 import type { Config } from './config.js';
 import { configError } from '../errors/codes.js';
 import { Cors } from './http/cors.js';
@@ -78,6 +78,8 @@ import { sessionRoutes } from './routes/sessions.js';
 import { sourceConfigComponents, sourceRoutes } from './routes/sources.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { vectorRoutes } from './routes/vectors.js';
+import { internalRoutes } from './routes/internal.js';
+import { joinCluster } from './cluster-node.js';
 
 export interface Service {
   url: string;
@@ -109,21 +111,31 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   // A bad master key fails the start before anything is opened.
   const masterKey = loadMasterKey(config.dataDir, config.masterKey);
   const store = new ControlStore(config.dataDir);
+  // Cluster mode: the catalog is the cluster's before anything reads or writes it.
+  const cluster = config.cluster ? await joinCluster(config.cluster, store).catch(async (e: unknown) => {
+        await store.close();
+        throw e;
+      }) : undefined;
   const secrets = new SecretStore(store, masterKey);
   const createdAdminKey = await firstStart(store, config.dataDir);
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
   const shards = new ShardPool({ threads: config.searchThreads });
+  const served = cluster ? await cluster.serve(engine, shards, store) : undefined;
   const metrics = new Metrics();
   const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
-  const datasets = new DatasetService(store, engine, { managedEmbeddings: embedder.managedConfigured, provisionDelayMs: config.provisionDelayMs });
+  const datasets = new DatasetService(store, engine, {
+    managedEmbeddings: embedder.managedConfigured,
+    provisionDelayMs: config.provisionDelayMs,
+    ...(cluster ? { placement: cluster.placement } : {}),
+  });
   datasets.resume();
   const jobs = new LmdbJobQueue(store);
   const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
   const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
-  const search = new SearchService(datasets, shards, embedder, rerank);
-  const writes = new VectorWrites(datasets, embedder);
+  const search = new SearchService(datasets, shards, embedder, rerank, served?.router);
+  const writes = new VectorWrites(datasets, embedder, served?.router);
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
   const uploads = new UploadJobs(jobs, objects, signer);
@@ -199,9 +211,10 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
       const token = bearerToken(req.headers.authorization);
       return token ? sessionTokens.verify(token) : undefined;
     },
+    config.cluster?.secret,
   );
   router.add(
-    ...opsRoutes({ router, engine, metrics, snapshot, adapter: adapterName, schemas: sourceConfigComponents(), publicUrl: config.publicUrl }),
+    ...opsRoutes({ router, engine, metrics, snapshot, adapter: adapterName, schemas: sourceConfigComponents(), publicUrl: config.publicUrl, ...(cluster ? { cluster: () => cluster.status() } : {}) }),
     ...datasetRoutes(datasets),
     ...documentRoutes(datasets, documents),
     ...vectorRoutes({ datasets, writes, search, embedder, metrics }),
@@ -214,6 +227,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...dashboardRoutes(sessionTokens, new SourcePreviews(sourceStore, connectors)),
     ...intelligenceRoutes({ answers, runs, datasets, previews, streamTokens: new StreamTokens(masterKey) }),
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
+    ...(served?.host ? internalRoutes(served.host) : []),
   );
   const cors = new Cors(config.corsOrigins);
   const dashboard = new DashboardAssets(hooks.dashboardDir);
@@ -239,6 +253,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     await runner.close();
     await parse.close();
     await parquet.close();
+    await cluster?.close();
     await shards.close();
     await embedder.close();
     await engine.close();
@@ -260,8 +275,12 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   }
   listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
-  runner.start();
-  scheduler.start();
+  // Jobs run where they were queued (the embedded queue is per node): a cluster node without
+  // the worker role queues none and runs none.
+  if (!config.cluster || config.cluster.roles.includes('worker')) {
+    runner.start();
+    scheduler.start();
+  }
   return {
     url: `http://${config.host}:${port}`,
     port,
@@ -304,13 +323,17 @@ function hostOf(header: string | undefined, fallback: string): string {
   return header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0];
 }
 
-/** On an empty data directory: the `default` organization and an admin key, written 0600. */
+/**
+ * On an empty catalog: the `default` organization and an admin key, written 0600 in the data
+ * directory. In a cluster the catalog is shared: the first node to start makes them, in one
+ * catalog transaction that checks for keys again (nodes starting together make one key).
+ */
 async function firstStart(store: ControlStore, dataDir: string): Promise<string | undefined> {
   const keyFile = join(dataDir, 'admin.key');
   if (store.keys.getKeysCount() > 0 || existsSync(keyFile)) return undefined;
-  const org = await ensureOrg(store, 'default');
-  const { key } = await createKey(store, org.id, 'admin');
-  writeFileSync(keyFile, key + '\n', { mode: 0o600 });
+  const made = await firstAdmin(store);
+  if (!made) return undefined;
+  writeFileSync(keyFile, made + '\n', { mode: 0o600 });
   chmodSync(keyFile, 0o600);
-  return key;
+  return made;
 }

@@ -4,9 +4,13 @@
  * runs on the same data directory). `--help` anywhere prints the usage of that command; an
  * unknown command or flag, or a bad value, exits 2 with a message naming it.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ControlStore } from '../catalog/store.js';
+import { CatalogLog } from '../cluster/catalog-log.js';
+import { Notifications } from '../cluster/notifications.js';
+import { openPool } from '../outbound/postgres/pool.js';
 import { configError, SableError } from '../errors/codes.js';
 import { startService } from './app.js';
 import { createKey, ensureOrg, listKeys, revokeKey } from './auth/keys.js';
@@ -126,7 +130,8 @@ async function main(argv: string[]): Promise<number> {
     if (role !== 'admin' && role !== 'member') throw configError(`--role must be admin or member (got '${role}')`);
   }
   if (sub === 'revoke' && !arg) throw configError('keys revoke needs KEY_ID (see `sable keys list`)');
-  const store = new ControlStore(resolve(flags['data-dir'] ?? process.env.SABLE_DATA_DIR ?? './.sable-data'));
+  const cluster = process.env.SABLE_DATABASE_URL ? await catalogOfCluster(process.env.SABLE_DATABASE_URL) : undefined;
+  const store = cluster?.store ?? new ControlStore(resolve(flags['data-dir'] ?? process.env.SABLE_DATA_DIR ?? './.sable-data'));
   try {
     if (sub === 'create') {
       const org = await ensureOrg(store, flags.org);
@@ -145,8 +150,37 @@ async function main(argv: string[]): Promise<number> {
     console.log(JSON.stringify({ key_id: arg, revoked: true }));
     return 0;
   } finally {
-    await store.close();
+    if (cluster) await cluster.close();
+    else await store.close();
   }
+}
+
+/**
+ * Cluster mode (SABLE_DATABASE_URL): the keys commands work on a copy of the cluster's catalog
+ * rebuilt from its log in a scratch directory, and write through the log like any node. A
+ * node's own control.mdb is never written beside its service (two copies applying one log
+ * would race).
+ */
+async function catalogOfCluster(url: string): Promise<{ store: ControlStore; close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sable-keys-'));
+  const store = new ControlStore(dir);
+  const pool = openPool(url, { max: 2, applicationName: 'sable keys' });
+  const notifications = new Notifications(url);
+  const log = new CatalogLog(store, { pool, notifications, nodeId: `sable-keys-${process.pid}` });
+  const close = async () => {
+    await log.stop();
+    await notifications.close();
+    await pool.end();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await log.start();
+  } catch (e) {
+    await close();
+    throw configError(`the cluster database (SABLE_DATABASE_URL) cannot be used: ${(e as Error).message}`);
+  }
+  return { store, close };
 }
 
 function print(text: string): number {

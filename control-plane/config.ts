@@ -49,6 +49,31 @@ export interface Config {
   publicUrl?: string;
   /** Master key of organization secrets (SABLE_MASTER_KEY only: a flag would show in `ps`). */
   masterKey?: string;
+  /** Cluster mode (SABLE_DATABASE_URL set); absent: the embedded service. */
+  cluster?: ClusterConfig;
+}
+
+export type ClusterRole = 'api' | 'search' | 'worker';
+
+export interface ClusterConfig {
+  /** PostgreSQL, the cluster's system of record (SABLE_DATABASE_URL only: it may hold a password). */
+  databaseUrl: string;
+  nodeId: string;
+  roles: ClusterRole[];
+  /** How the other nodes reach this one's internal routes. */
+  advertiseUrl: string;
+  /** Shared by the nodes; internal routes refuse a request without it (SABLE_CLUSTER_SECRET only). */
+  secret: string;
+  /** Shards and replicas of a new dataset. */
+  shards: number;
+  replicas: number;
+  /** How long a write waits for its replicas to apply it. */
+  ackTimeoutMs: number;
+  /** The node's lease on the database's clock, and how often it is renewed. */
+  leaseMs: number;
+  heartbeatMs: number;
+  /** How long the controller waits past a node's lease before it moves its replicas. */
+  graceMs: number;
 }
 
 export interface IngestSettings {
@@ -163,12 +188,22 @@ export const SETTINGS: Setting[] = [
   { flag: 'answer-max-sentences', env: 'SABLE_ANSWER_MAX_SENTENCES', default: '3', takes: 'N', int: [1, 50], help: 'sentences of an extractive answer (no model)' },
   { flag: 'answer-max-words', env: 'SABLE_ANSWER_MAX_WORDS', default: '80', takes: 'N', int: [10, 2000], help: 'words of an extractive answer (its first sentence is kept whole)' },
   { flag: 'answer-max-runs', env: 'SABLE_ANSWER_MAX_RUNS', default: '32', takes: 'N', int: [1, 10_000], help: 'questions of one organization answered at once (more: 429)' },
+  { flag: 'node-id', env: 'SABLE_NODE_ID', takes: 'NAME', help: 'cluster mode: this node\'s name, stable across restarts (default: the advertised host:port)' },
+  { flag: 'roles', env: 'SABLE_ROLES', default: 'api,search,worker', takes: 'LIST', help: 'cluster mode: what this node does: api (REST and router), search (hosts shard replicas), worker (jobs, schedules), comma-separated' },
+  { flag: 'advertise-url', env: 'SABLE_ADVERTISE_URL', takes: 'URL', help: 'cluster mode: how the other nodes reach this one (default: http://host:port)' },
+  { flag: 'shards', env: 'SABLE_SHARDS', default: '2', takes: 'N', int: [1, 256], help: 'cluster mode: shards of a new dataset (fixed at creation)' },
+  { flag: 'replicas', env: 'SABLE_REPLICAS', default: '2', takes: 'N', int: [1, 16], help: 'cluster mode: replicas of each shard of a new dataset' },
+  { flag: 'ack-timeout-ms', env: 'SABLE_ACK_TIMEOUT_MS', default: '2000', takes: 'N', int: [50, 600_000], help: 'cluster mode: how long a write waits for its replicas to apply it' },
+  { flag: 'node-lease-ms', env: 'SABLE_NODE_LEASE_MS', default: '10000', takes: 'N', int: [300, 600_000], help: 'cluster mode: a node\'s lease on the database\'s clock (renewed every fifth of it); past it the node stops serving' },
+  { flag: 'replica-grace-ms', env: 'SABLE_REPLICA_GRACE_MS', default: '20000', takes: 'N', int: [0, 3_600_000], help: 'cluster mode: how long past a lost lease before a node\'s replicas are placed elsewhere' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
 ];
 
 /** Settings read from the environment only: a flag would show in `ps`. */
 export const SECRET_ENV = [
-  ['SABLE_MASTER_KEY', 'key of organization secrets (64 hex characters or base64 of 32 bytes); default: master.key in the data directory'],
+  ['SABLE_MASTER_KEY', 'key of organization secrets (64 hex characters or base64 of 32 bytes); default: master.key in the data directory (cluster mode: required, the same on every node)'],
+  ['SABLE_DATABASE_URL', 'PostgreSQL connection URL: when set, the node joins a cluster (postgres://user:password@host:port/db)'],
+  ['SABLE_CLUSTER_SECRET', 'cluster mode: the secret the nodes present to each other (16 characters or more, the same on every node)'],
   ['SABLE_S3_ACCESS_KEY_ID', 'S3 access key (or AWS_ACCESS_KEY_ID)'],
   ['SABLE_S3_SECRET_ACCESS_KEY', 'S3 secret key (or AWS_SECRET_ACCESS_KEY)'],
   ['SABLE_GITHUB_APP_PRIVATE_KEY', "the GitHub App's private key (PEM text; or --github-app-key-file)"],
@@ -239,6 +274,7 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
         return [[p, { clientId, clientSecret, authorizeUrl: str(`${p}-authorize-url`)!, tokenUrl: str(`${p}-token-url`)!, userinfoUrl: str(`${p}-userinfo-url`)!, revokeUrl: str(`${p}-revoke-url`) ?? null }]];
       }),
     ),
+    cluster: clusterSettings(env, str, int, str('host')!, int('port'), Boolean(env.SABLE_S3_ENDPOINT ?? flags['s3-endpoint'])),
     answers: {
       maxTokens: int('answer-max-tokens'),
       defaultMaxSteps: int('answer-max-steps'),
@@ -248,6 +284,47 @@ export function loadConfig(flags: Record<string, string | undefined>, env: Recor
       extractive: { maxSentences: int('answer-max-sentences'), maxWords: int('answer-max-words') },
       llm: llmSettings(str('llm-url'), str('llm-model')!, int('llm-timeout-ms'), str('llm-key-secret')!, env.SABLE_LLM_API_KEY),
     },
+  };
+}
+
+const ROLES: readonly ClusterRole[] = ['api', 'search', 'worker'];
+
+/** Cluster mode when SABLE_DATABASE_URL is set: what it needs besides, checked before anything opens. */
+function clusterSettings(
+  env: Record<string, string | undefined>,
+  str: (flag: string) => string | undefined,
+  int: (flag: string) => number,
+  host: string,
+  port: number,
+  objectStore: boolean,
+): ClusterConfig | undefined {
+  const databaseUrl = env.SABLE_DATABASE_URL;
+  if (!databaseUrl) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw configError('SABLE_DATABASE_URL must be a postgres:// URL');
+  const secret = env.SABLE_CLUSTER_SECRET;
+  if (!secret || secret.length < 16) throw configError('cluster mode (SABLE_DATABASE_URL) needs SABLE_CLUSTER_SECRET: 16 characters or more, the same on every node');
+  if (!env.SABLE_MASTER_KEY) throw configError('cluster mode (SABLE_DATABASE_URL) needs SABLE_MASTER_KEY, the same on every node: secrets sealed on one node are opened on another');
+  if (!objectStore) throw configError('cluster mode (SABLE_DATABASE_URL) needs object storage every node reaches: --s3-endpoint / SABLE_S3_ENDPOINT (uploaded originals)');
+  const roles = (str('roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = roles.filter((r) => !ROLES.includes(r as ClusterRole));
+  if (roles.length === 0 || unknown.length > 0) throw configError(`--roles / SABLE_ROLES takes api, search and worker, comma-separated (got '${str('roles')}')`);
+  if (port === 0 && !str('advertise-url')) throw configError('cluster mode needs a fixed --port (or --advertise-url): the other nodes call this one there');
+  if ((host === '0.0.0.0' || host === '::') && !str('advertise-url')) throw configError(`cluster mode on ${host} needs --advertise-url / SABLE_ADVERTISE_URL: the address the other nodes call`);
+  const advertiseUrl = (str('advertise-url') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\//.test(advertiseUrl)) throw configError(`--advertise-url must be an http(s) URL (got '${advertiseUrl}')`);
+  const leaseMs = int('node-lease-ms');
+  return {
+    databaseUrl,
+    nodeId: str('node-id') ?? new URL(advertiseUrl).host,
+    roles: [...new Set(roles as ClusterRole[])],
+    advertiseUrl,
+    secret,
+    shards: int('shards'),
+    replicas: int('replicas'),
+    ackTimeoutMs: int('ack-timeout-ms'),
+    leaseMs,
+    heartbeatMs: Math.max(50, Math.floor(leaseMs / 5)),
+    graceMs: int('replica-grace-ms'),
   };
 }
 

@@ -17,6 +17,7 @@ import type { RerankStatus } from './rerank/types.js';
 import type { Scalar } from '../contract/json-schema.js';
 import type { SearchRequest } from './requests.js';
 import { visibleMetadata } from './vectors.js';
+import type { ShardedVectors, ShardHit } from './sharded.js';
 
 export interface SearchResult {
   id: number;
@@ -50,11 +51,13 @@ export class SearchService {
     private readonly runner: ShardRunner,
     private readonly embedder: Embedder,
     private readonly rerank: RerankProviders,
+    /** Cluster mode: the dataset's shard replicas, instead of this process's engine. */
+    private readonly sharded?: ShardedVectors,
   ) {}
 
   async search(orgId: string, r: DatasetRecord, b: SearchRequest): Promise<SearchOutcome> {
     const t0 = process.hrtime.bigint();
-    const ds = this.datasets.engineOf(r);
+    const ds = this.sharded ? undefined : this.datasets.engineOf(r);
     if (b.query !== undefined && b.query_text !== undefined) throw badRequest('send either query or query_text, not both');
     if (b.query_text !== undefined && b.query_text.trim() === '') throw badRequest('query_text is empty');
     if (b.query_text === undefined && (b.embedding_model !== undefined || b.embedding_provider !== undefined)) {
@@ -86,9 +89,21 @@ export class SearchService {
       : b.query_text !== undefined
         ? (await this.embedder.embed(orgId, queryEmbedding(r, b), [b.query_text], 'query'))[0]
         : null;
-    const searched: { hits: Hit[]; receipt: Receipt | null } = hybrid
-      ? await ds.hybridSearch(query, keywordText!, { ...searchOptions, alpha: b.alpha ?? r.hybrid.alpha }, this.runner)
-      : await ds.searchDetailed(query!, searchOptions, this.runner);
+    const alpha = b.alpha ?? r.hybrid.alpha;
+    const searched: { hits: ShardHit[]; receipt: Receipt | null } = !ds
+      ? {
+          // A receipt tells how one engine searched; across shards there is none to tell.
+          receipt: null,
+          hits: await this.sharded!.search(r, {
+            ...searchOptions,
+            query,
+            ...(hybrid ? { keyword: { text: keywordText!, alpha } } : {}),
+            includeVectors: b.include_embeddings === true,
+          }),
+        }
+      : hybrid
+        ? await ds.hybridSearch(query, keywordText!, { ...searchOptions, alpha }, this.runner)
+        : await ds.searchDetailed(query!, searchOptions, this.runner);
     let hits = searched.hits;
     let rerankStatus: RerankStatus | undefined;
     let rerankScores: Map<number, number> | undefined;
@@ -116,7 +131,7 @@ export class SearchService {
         if (external !== undefined) out.external_id = external;
       }
       if (includeMetadata) out.metadata = visibleMetadata(h.metadata ?? {}, includeDocuments);
-      if (b.include_embeddings) out.embedding = ds.getVector(h.id) ?? new Float32Array(0);
+      if (b.include_embeddings) out.embedding = (ds ? ds.getVector(h.id) : h.vector) ?? new Float32Array(0);
       const text = h.metadata?.text;
       if (includeDocuments) {
         out.doc_kind = typeof text === 'string' ? 'inline' : null;

@@ -11,6 +11,7 @@ import type { Metadata } from '../engine/index.js';
 import type { Embedder } from './embeddings/embedder.js';
 import type { Scalar } from '../contract/json-schema.js';
 import type { DeleteVectors, InsertVectors } from './requests.js';
+import type { ShardedVectors } from './sharded.js';
 
 /** Metadata keys that point at storage and are never returned. */
 const HIDDEN_KEYS = ['document_storage_key', 'document_storage_bucket', 'payload_ref'];
@@ -19,11 +20,13 @@ export class VectorWrites {
   constructor(
     private readonly datasets: DatasetService,
     private readonly embedder: Embedder,
+    /** Cluster mode: the dataset's shard replicas, instead of this process's engine. */
+    private readonly sharded?: ShardedVectors,
   ) {}
 
   /** An upsert; vectors without values are embedded from `metadata.text` first. */
   async insert(orgId: string, r: DatasetRecord, body: InsertVectors): Promise<{ inserted: number; embedded: number }> {
-    const ds = this.datasets.engineOf(r);
+    const ds = this.sharded ? undefined : this.datasets.engineOf(r);
     const vectors = body.vectors;
     const values = new Float32Array(vectors.length * r.dim);
     const toEmbed: number[] = [];
@@ -38,25 +41,26 @@ export class VectorWrites {
       toEmbed.forEach((i, j) => values.set(embedded[j], i * r.dim));
     }
     const metadata = vectors.map((v) => (v.metadata ?? {}) as Metadata);
-    await ds.upsert(ids.map((m) => m.id), values, metadata);
+    if (ds) await ds.upsert(ids.map((m) => m.id), values, metadata);
+    else await this.sharded!.upsert(r, ids.map((m) => m.id), values, metadata);
     await this.datasets.recordExternalIds(r, ids);
     await this.datasets.observeMetadata(r, metadata);
     return { inserted: vectors.length, embedded: toEmbed.length };
   }
 
+  /** Embedded, every write concern is met by the local commit; in a cluster it counts replicas. */
   async delete(r: DatasetRecord, body: DeleteVectors): Promise<{ deleted: number }> {
-    const ds = this.datasets.engineOf(r);
+    const ds = this.sharded ? undefined : this.datasets.engineOf(r);
     const ids = this.resolveIds(r, body.ids, false);
-    const deleted = await ds.delete(ids.map((m) => m.id));
+    const deleted = ds ? await ds.delete(ids.map((m) => m.id)) : await this.sharded!.delete(r, ids.map((m) => m.id), body.write_concern ?? 'default');
     await this.datasets.recordExternalIds(r, ids.map((m) => ({ id: m.id })));
     return { deleted };
   }
 
   /** The stored metadata of one vector (by integer or string id), or 404. */
-  payload(r: DatasetRecord, vectorId: string): { id: number; external_id?: string; metadata: Record<string, Scalar> } {
-    const ds = this.datasets.engineOf(r);
+  async payload(r: DatasetRecord, vectorId: string): Promise<{ id: number; external_id?: string; metadata: Record<string, Scalar> }> {
     const m = toInternalId(/^-?\d+$/.test(vectorId) ? Number(vectorId) : vectorId);
-    const metadata = m ? ds.getMetadata(m.id) : undefined;
+    const metadata = !m ? undefined : this.sharded ? (await this.sharded.point(r, m.id, false))?.metadata : this.datasets.engineOf(r).getMetadata(m.id);
     if (!m || metadata === undefined) throw new SableError('not_found', `vector ${vectorId} was not found`);
     const external = this.datasets.externalIdOf(r, m.id);
     return { id: m.id, ...(external !== undefined ? { external_id: external } : {}), metadata: visibleMetadata(metadata, true) };

@@ -18,6 +18,19 @@ export interface DatasetServiceOptions {
   managedEmbeddings: boolean;
   /** Wait before provisioning a new dataset's engine. */
   provisionDelayMs: number;
+  /** Cluster mode: the datasets' vectors are placed on shard replicas, not in this process's engine. */
+  placement?: DatasetPlacement;
+}
+
+/**
+ * Where a cluster places a dataset's vectors (cluster/: shards in PostgreSQL, replicas on the
+ * search nodes, which follow the record's schema themselves).
+ */
+export interface DatasetPlacement {
+  /** Creates the dataset's shards; idempotent. */
+  create(r: DatasetRecord): Promise<void>;
+  /** Removes its shards, their logs and replicas. */
+  drop(datasetId: string): Promise<void>;
 }
 
 export class DatasetService {
@@ -35,7 +48,12 @@ export class DatasetService {
 
   /** Provisions the engine datasets of records whose provisioning did not finish before a stop. */
   resume(): void {
+    const placement = this.opts.placement;
     for (const { value } of this.store.datasets.getRange()) {
+      if (placement) {
+        void placement.create(value).catch(() => undefined);
+        continue;
+      }
       if (!this.engine.getDataset(value.id)) void this.provision(value).catch(() => undefined);
     }
   }
@@ -58,17 +76,21 @@ export class DatasetService {
   }
 
   isReady(id: string): boolean {
-    return this.engine.getDataset(id) !== undefined;
+    return this.opts.placement !== undefined || this.engine.getDataset(id) !== undefined;
   }
 
   /** The dataset as the API shows it; one still provisioning is empty and shows the set values. */
   view(r: DatasetRecord): Record<string, unknown> {
+    if (this.opts.placement) return publicDataset(r, true, resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA));
     const ds = this.engine.getDataset(r.id);
     return publicDataset(r, ds !== undefined, ds ? ds.tuning() : resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA));
   }
 
   /** The engine dataset, or 503 `dataset_not_ready` while provisioning runs. */
   engineOf(r: DatasetRecord): Dataset {
+    if (this.opts.placement) {
+      throw new SableError('not_implemented', `in cluster mode dataset ${r.id} is on shard replicas: this operation is not built for them yet (see the README's cluster section)`);
+    }
     const ds = this.engine.getDataset(r.id);
     if (!ds) {
       throw new SableError('dataset_not_ready', `dataset ${r.id} is being provisioned; retry shortly`, { retryAfterSeconds: 1 });
@@ -105,6 +127,10 @@ export class DatasetService {
       if (taken) throw new SableError('dataset_exists', `a dataset named '${record.name}' exists in this organization (id ${taken.id})`, { fields: { id: taken.id } });
       this.store.datasets.put(record.id, record);
     });
+    if (this.opts.placement) {
+      await this.opts.placement.create(record);
+      return record;
+    }
     // The record is accepted; the engine is provisioned in the background.
     setTimeout(
       () => void this.provision(record).catch((e) => console.error(`sable: provisioning ${record.id} failed:`, e)),
@@ -116,7 +142,8 @@ export class DatasetService {
   /** Provisions now (ensure-engine); resolves when the dataset takes writes and searches. */
   async ensure(orgId: string, id: string): Promise<DatasetRecord> {
     const r = this.get(orgId, id);
-    await this.provision(r);
+    if (this.opts.placement) await this.opts.placement.create(r);
+    else await this.provision(r);
     return r;
   }
 
@@ -143,7 +170,8 @@ export class DatasetService {
   async delete(orgId: string, id: string): Promise<void> {
     const r = this.get(orgId, id);
     await this.provisioning.get(r.id)?.catch(() => undefined);
-    await this.engine.dropDataset(r.id);
+    if (this.opts.placement) await this.opts.placement.drop(r.id);
+    else await this.engine.dropDataset(r.id);
     await this.store.write(() => {
       this.store.datasets.remove(r.id);
       for (const key of this.store.externalIds.getKeys({ start: [r.id], end: [r.id, '\uffff'] })) this.store.externalIds.remove(key);
@@ -177,12 +205,13 @@ export class DatasetService {
     if (raw === undefined) throw badRequest('schema is required');
     const fields = normalizeFields(raw);
     if (fields.length === 0 && mode === 'merge') throw badRequest('an empty schema cannot be merged');
-    const ds = this.engineOf(r);
+    // Replicas of a cluster follow the record's schema_version on their own.
+    const ds = this.opts.placement ? undefined : this.engineOf(r);
     const next = await this.update(r, (cur) => {
       cur.schema = applySchema(cur.schema, fields, mode);
       cur.schema_version++;
     });
-    await ds.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
+    await ds?.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
     return next.schema;
   }
 
@@ -250,7 +279,7 @@ export class DatasetService {
         cur.schema_version++;
       }
     });
-    if (promoted.length > 0) {
+    if (promoted.length > 0 && !this.opts.placement) {
       await this.engineOf(next).setColumnTypes(Object.fromEntries(promoted.map((f) => [f.name, f.type])));
     }
   }

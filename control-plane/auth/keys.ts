@@ -24,6 +24,24 @@ export async function ensureOrg(store: ControlStore, name: string): Promise<OrgR
   return org;
 }
 
+/**
+ * The `default` organization and an admin key, when the catalog holds no key yet: the check and
+ * the puts share one transaction, so two nodes of a cluster starting at once make one key.
+ * Answers the key, or undefined when there was one already.
+ */
+export async function firstAdmin(store: ControlStore): Promise<string | undefined> {
+  const key = `sable_${randomBytes(32).toString('hex')}`;
+  const now = new Date().toISOString();
+  return store.write(() => {
+    if (store.keys.getKeysCount() > 0) return undefined;
+    let org: OrgRecord | undefined;
+    for (const { value } of store.orgs.getRange()) if (value.name === 'default') org = value;
+    if (!org) store.orgs.put((org = { id: randomUUID(), name: 'default', created_at: now }).id, org);
+    store.keys.put(hashKey(key), { key_id: randomUUID(), org_id: org.id, role: 'admin', prefix: key.slice(0, 12), created_at: now, revoked_at: null });
+    return key;
+  });
+}
+
 export async function createKey(store: ControlStore, orgId: string, role: Role): Promise<{ key: string; record: KeyRecord }> {
   const key = `sable_${randomBytes(32).toString('hex')}`;
   const record: KeyRecord = {

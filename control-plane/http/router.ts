@@ -2,7 +2,7 @@
  * Routes: a table of method + path pattern, auth requirement, body schema (ajv) and handler.
  * Canonical paths are unprefixed; `/v1/datasets...` still routes; `/api/v1/...` is 404.
  */
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { badRequest, SableError, type ErrorCode } from '../../errors/codes.js';
 import { parseJsonWithVector } from './json-vector.js';
@@ -10,9 +10,11 @@ import { acceptsMsgpack, decodeMsgpack, encodeMsgpack, isMsgpackType, MSGPACK } 
 import { errorResponse } from './status.js';
 import { json, type Request, type Response } from './types.js';
 import { compileBody, compileText, type BodyCheck, type TextCheck } from '../../contract/validation.js';
+import { CLUSTER_SECRET_HEADER } from '../../cluster/replica-wire.js';
 
 /** key and admin: an API key (X-API-Key); session: a dashboard session token (Authorization: Bearer). */
-export type Auth = 'none' | 'key' | 'admin' | 'session';
+/** `cluster`: the internal routes between a cluster's nodes, which present the cluster's secret (never in the OpenAPI document). */
+export type Auth = 'none' | 'key' | 'admin' | 'session' | 'cluster';
 
 export interface Caller {
   orgId: string;
@@ -93,6 +95,12 @@ export type Authenticate = (req: Request) => Caller | undefined;
 
 type Match = { route: Compiled; params: Record<string, string> } | { methods: string[] } | undefined;
 
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
 /**
  * Path parameters name records kept in LMDB, whose keys hold at most 1978 bytes: a longer one
  * threw from the lookup (a 500). Signed tokens (an upload URL's, a preview_ref) are no keys: they
@@ -113,6 +121,8 @@ export class Router {
   constructor(
     private readonly authenticate: Authenticate,
     private readonly authenticateSession: Authenticate = () => undefined,
+    /** Cluster mode: what the internal routes' callers present. */
+    private readonly clusterSecret?: string,
   ) {}
 
   add(...routes: Route[]): void {
@@ -197,6 +207,9 @@ export class Router {
         const found = this.authenticateSession(req);
         if (!found) throw new SableError('unauthorized', 'missing, expired or invalid session token (send Authorization: Bearer <token> from POST /auth/sessions)');
         caller = found;
+      } else if (route.auth === 'cluster') {
+        const presented = req.headers[CLUSTER_SECRET_HEADER];
+        if (!this.clusterSecret || !presented || !sameSecret(presented, this.clusterSecret)) throw new SableError('unauthorized', 'internal routes take the cluster secret');
       } else if (route.auth !== 'none') {
         const found = this.authenticate(req) ?? (req.headers['x-api-key'] === undefined ? route.tokenAuth?.(req, params) : undefined);
         if (!found) throw new SableError('unauthorized', 'missing or invalid API key (send it in the X-API-Key header)');

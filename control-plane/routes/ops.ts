@@ -16,13 +16,15 @@ export interface OpsDeps {
   schemas: Record<string, unknown>;
   /** SABLE_PUBLIC_URL: the document's server when set, else the Host the caller reached. */
   publicUrl?: string;
+  /** Cluster mode: this node's view of itself (its id, roles, lease, replicas). */
+  cluster?: () => Record<string, unknown>;
 }
 
-export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas, publicUrl }: OpsDeps): Route[] {
+export function opsRoutes({ router, engine, metrics, snapshot, adapter, schemas, publicUrl, cluster }: OpsDeps): Route[] {
   return [
     {
       method: 'GET', path: '/healthz', auth: 'none', summary: 'Liveness',
-      handler: async () => json(200, { status: 'ok', adapter: adapter(), node: process.version, isa: engine.isa }),
+      handler: async () => json(200, { status: 'ok', adapter: adapter(), node: process.version, isa: engine.isa, ...(cluster ? { cluster: cluster() } : {}) }),
     },
     {
       method: 'GET', path: '/metrics', auth: 'none', summary: 'Prometheus metrics',

@@ -43,7 +43,7 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
     {
       method: 'GET', path: '/datasets/:datasetId/payload/:vectorId', auth: 'key', summary: 'Stored metadata of one vector',
       responses: { 200: R.PayloadResponse },
-      handler: async ({ caller, params }) => json(200, writes.payload(datasets.get(caller.orgId, params.datasetId), params.vectorId)),
+      handler: async ({ caller, params }) => json(200, await writes.payload(datasets.get(caller.orgId, params.datasetId), params.vectorId)),
     },
     route({
       method: 'POST', path: '/datasets/:datasetId/search', auth: 'key', summary: 'Search by vector with filters (JSON or msgpack)',

@@ -61,6 +61,7 @@ export function openApiDocument(routes: readonly Route[], opts: DocumentOptions)
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
   for (const r of routes) {
+    if (r.auth === 'cluster') continue; // between a cluster's nodes, not for clients
     const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
     const operationId = r.operationId ?? operationIdOf(r.method, r.path);
     if (operationIds.has(operationId)) throw new Error(`two routes have the operationId ${operationId}: give one an operationId`);

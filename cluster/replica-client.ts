@@ -1,0 +1,91 @@
+/**
+ * Calls to the replicas a router reaches: the node's own ShardHost directly, another node's over
+ * its internal routes (replica-wire.ts). Both answer the same three calls, so the router does not
+ * care where a replica lives. A remote call is bounded (the wait it asks for plus a margin); a 400
+ * with a contract code is raised as that code (a bad filter is the caller's 400 on every
+ * replica), anything else (refused connection, timeout, a 5xx, a refused secret) as
+ * vecstack_router_failed, which tells the router to try another replica.
+ */
+import { isErrorCode, SableError } from '../errors/codes.js';
+import type { Metadata } from '../engine/index.js';
+import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
+import { CLUSTER_SECRET_HEADER, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
+
+export interface ReplicaCalls {
+  sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }>;
+  search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number }>;
+  point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number): Promise<{ metadata: Metadata; vector?: Float32Array } | undefined>;
+}
+
+/** Time a remote call may take beyond the wait it asks the replica for. */
+const CALL_MARGIN_MS = 2000;
+
+export class HttpReplica implements ReplicaCalls {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly secret: string,
+  ) {}
+
+  async sync(dataset: string, shard: number, seq: number, timeoutMs: number) {
+    const body: SyncBody = { seq, timeout_ms: timeoutMs };
+    return this.call<SyncAnswer>(dataset, shard, 'sync', body, timeoutMs);
+  }
+
+  async search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number) {
+    const body: ReplicaSearchBody = {
+      min_seq: minSeq,
+      wait_ms: waitMs,
+      query: req.query ? Array.from(req.query) : null,
+      ...(req.keyword ? { keyword: req.keyword } : {}),
+      top_k: req.topK,
+      ...(req.nprobe !== undefined ? { nprobe: req.nprobe } : {}),
+      ...(req.rerankDepth !== undefined ? { rerank_depth: req.rerankDepth } : {}),
+      ...(req.filters ? { filters: req.filters } : {}),
+      ...(req.advancedFilters ? { advanced_filters: req.advancedFilters } : {}),
+      include_metadata: req.includeMetadata,
+      include_vectors: req.includeVectors,
+    };
+    const answer = await this.call<ReplicaSearchAnswer>(dataset, shard, 'search', body, waitMs);
+    const hits: ShardHit[] = answer.hits.map(({ vector, metadata, ...rest }) => ({
+      ...rest,
+      ...(metadata ? { metadata: metadata as Metadata } : {}),
+      ...(vector ? { vector: Float32Array.from(vector) } : {}),
+    }));
+    return { hits, applied: answer.applied };
+  }
+
+  async point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number) {
+    const body: PointBody = { min_seq: minSeq, wait_ms: waitMs, id, with_vector: withVector };
+    const answer = await this.call<PointAnswer>(dataset, shard, 'point', body, waitMs);
+    if (!answer.found) return undefined;
+    return { metadata: (answer.metadata ?? {}) as Metadata, ...(answer.vector ? { vector: Float32Array.from(answer.vector) } : {}) };
+  }
+
+  private async call<T>(dataset: string, shard: number, what: string, body: unknown, waitMs: number): Promise<T> {
+    const url = `${this.baseUrl}/internal/shards/${encodeURIComponent(dataset)}/${shard}/${what}`;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CLUSTER_SECRET_HEADER]: this.secret },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(waitMs + CALL_MARGIN_MS),
+      });
+    } catch (err) {
+      throw new SableError('vecstack_router_failed', `${this.baseUrl} did not answer ${what} of shard ${shard}: ${(err as Error).message}`);
+    }
+    const text = await res.text().catch(() => '');
+    if (res.ok) return JSON.parse(text) as T;
+    let error: { error?: unknown; message?: unknown } = {};
+    try {
+      error = JSON.parse(text);
+    } catch {
+      // not JSON: a proxy's page, reported as a routing failure below
+    }
+    const message = typeof error.message === 'string' ? error.message : `HTTP ${res.status}`;
+    // A 400 is the request's fault and every replica would say so; a refused secret or a route
+    // an older node lacks is the cluster's, which the caller must not see as theirs.
+    if (res.status === 400 && isErrorCode(error.error)) throw new SableError(error.error, message);
+    throw new SableError('vecstack_router_failed', `${this.baseUrl} answered ${what} of shard ${shard} with ${res.status}: ${message}`);
+  }
+}

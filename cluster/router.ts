@@ -1,0 +1,206 @@
+/**
+ * The router of cluster mode (design: ../shared/design/cluster.md §3.3, §3.4): retrieval's port
+ * of sharded vectors over the shard logs and the replicas that apply them.
+ *
+ * A write reads the shard map, refuses before writing anything when a touched shard has too few
+ * in-sync replicas for the write concern (Kafka's min.insync.replicas, Elasticsearch's
+ * wait_for_active_shards), appends one entry per touched shard in one PostgreSQL transaction,
+ * then asks every in-sync replica of those shards to apply it and counts the acks:
+ *
+ * | concern | acks needed per shard          | a replica that does not ack in time |
+ * | default | every in-sync replica, >= 1    | demoted out of the in-sync set      |
+ * | one     | 1                              | kept                                |
+ * | quorum  | floor(R / 2) + 1 of R assigned | kept                                |
+ * | all     | R                              | kept                                |
+ *
+ * So with `default` every replica that serves reads has applied an acknowledged delete. A 503
+ * after the append means the write is durable in the log but not applied widely enough yet: a
+ * retry of the request is safe (upserts and deletes by id are idempotent).
+ *
+ * A search reads the shard map with each shard's head (one query), asks one in-sync replica per
+ * shard for its top k once it has applied that head (so an acknowledged write is visible to
+ * every search that starts after it, on any router), tries the next replica when one fails, and
+ * merges by score. A shard with no replica that answers fails the search: 503
+ * vecstack_router_failed, never a silent partial answer.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DatasetRecord } from '../catalog/datasets/record.js';
+import { shardOf } from '../catalog/placement/shard-of.js';
+import { SableError } from '../errors/codes.js';
+import type { Metadata } from '../engine/index.js';
+import type { Pool } from '../outbound/postgres/pool.js';
+import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
+import { HttpReplica, type ReplicaCalls } from './replica-client.js';
+import { clusterDataset, demote, shardMap, type ClusterDatasetSettings, type ShardMapEntry, type ShardReplica } from './replica-state.js';
+import { appendWrite, splitByShard, type LogEntry } from './shard-log.js';
+
+export interface ClusterRouterOptions {
+  pool: Pool;
+  nodeId: string;
+  secret: string;
+  /** How long a write waits for its replicas' acks. */
+  ackTimeoutMs: number;
+  /** How long a replica may wait to reach the head a search asks for. */
+  readWaitMs?: number;
+  /** This node's replicas, called without HTTP. */
+  local?: ReplicaCalls;
+}
+
+export class ClusterRouter implements ShardedVectors {
+  private readonly settingsCache = new Map<string, ClusterDatasetSettings>();
+  private readonly remotes = new Map<string, HttpReplica>();
+
+  constructor(private readonly opts: ClusterRouterOptions) {}
+
+  async upsert(r: DatasetRecord, ids: number[], values: Float32Array, metadata: Metadata[]): Promise<void> {
+    await this.write(r, { op: 'upsert', ids: Float64Array.from(ids), vectors: values, dim: r.dim, metadata }, 'default');
+  }
+
+  async delete(r: DatasetRecord, ids: number[], writeConcern: WriteConcern): Promise<number> {
+    return this.write(r, { op: 'delete', ids: Float64Array.from(ids) }, writeConcern);
+  }
+
+  async search(r: DatasetRecord, request: ShardSearch): Promise<ShardHit[]> {
+    const map = await this.map(r);
+    const readWait = this.opts.readWaitMs ?? 1000;
+    const perShard = await Promise.all(
+      map.map((entry) =>
+        this.onReplica(r, entry, (calls) => calls.search(r.id, entry.shard, entry.lastSeq, request, readWait).then((a) => a.hits)),
+      ),
+    );
+    const all = perShard.flat();
+    all.sort((a, b) => a.score - b.score || a.id - b.id);
+    return all.slice(0, request.topK);
+  }
+
+  async point(r: DatasetRecord, id: number, withVector: boolean) {
+    const settings = await this.settings(r);
+    const shard = shardOf(id, settings.shards);
+    const entry = (await this.map(r)).find((e) => e.shard === shard)!;
+    return this.onReplica(r, entry, (calls) => calls.point(r.id, shard, entry.lastSeq, id, withVector, this.opts.readWaitMs ?? 1000));
+  }
+
+  /** The write's appended entries applied as `concern` asks; answers the summed results (a delete's count). */
+  private async write(r: DatasetRecord, entry: LogEntry, concern: WriteConcern): Promise<number> {
+    const settings = await this.settings(r);
+    const map = await this.map(r);
+    const touched = splitByShard(entry, settings.shards).map((p) => map.find((e) => e.shard === p.shard)!);
+    for (const e of touched) {
+      const inSync = serving(e).length;
+      if (inSync === 0) notServing(r, e);
+      if (inSync < needed(concern, settings.replicas)) {
+        throw new SableError(
+          'vecstack_router_failed',
+          `shard ${e.shard} of dataset ${r.id} has ${inSync} in-sync replica(s) of ${settings.replicas}; write_concern '${concern}' needs ${needed(concern, settings.replicas)}: nothing was written, retry shortly`,
+          { retryAfterSeconds: 1 },
+        );
+      }
+    }
+    let appended;
+    try {
+      appended = await appendWrite(this.opts.pool, r.id, settings.shards, entry, `${this.opts.nodeId}:${randomUUID()}`);
+    } catch (err) {
+      throw new SableError('vecstack_router_failed', `the write could not be logged: ${(err as Error).message}`, { retryAfterSeconds: 1 });
+    }
+    let total = 0;
+    await Promise.all(
+      appended.map(async ({ shard, seq }) => {
+        const e = map.find((x) => x.shard === shard)!;
+        const targets = serving(e);
+        const acks = await Promise.allSettled(targets.map((t) => this.calls(t).sync(r.id, shard, seq, this.opts.ackTimeoutMs)));
+        const acked = acks.filter((a): a is PromiseFulfilledResult<{ applied: number; result: number | null }> => a.status === 'fulfilled');
+        if (concern === 'default') {
+          // The in-sync set is what reads trust: a replica that did not apply the write leaves it.
+          await Promise.all(
+            targets.map((t, i) => (acks[i]!.status === 'rejected' ? demote(this.opts.pool, r.id, shard, t.node, t.epoch).catch(() => false) : false)),
+          );
+        }
+        const need = concern === 'default' ? 1 : needed(concern, settings.replicas);
+        if (acked.length < need) {
+          const why = acks.find((a): a is PromiseRejectedResult => a.status === 'rejected')?.reason as Error | undefined;
+          throw new SableError(
+            'vecstack_router_failed',
+            `the write is logged (shard ${shard}, seq ${seq}) but ${acked.length} replica(s) applied it in ${this.opts.ackTimeoutMs} ms; write_concern '${concern}' needs ${need}` +
+              `${why ? ` (${why.message})` : ''}: retry the same request`,
+            { retryAfterSeconds: 1 },
+          );
+        }
+        total += acked[0]!.value.result ?? 0;
+      }),
+    );
+    return entry.op === 'delete' ? total : entry.ids.length;
+  }
+
+  /** `fn` on an in-sync replica of the shard: this node's first, then the others in turn. */
+  private async onReplica<T>(r: DatasetRecord, entry: ShardMapEntry, fn: (calls: ReplicaCalls) => Promise<T>): Promise<T> {
+    const candidates = serving(entry).sort((a, b) => Number(b.node === this.opts.nodeId) - Number(a.node === this.opts.nodeId) || Math.random() - 0.5);
+    if (candidates.length === 0) notServing(r, entry);
+    let last: Error | undefined;
+    for (const replica of candidates) {
+      try {
+        return await fn(this.calls(replica));
+      } catch (err) {
+        if (!(err instanceof SableError) || err.code !== 'vecstack_router_failed') throw err;
+        last = err;
+      }
+    }
+    throw new SableError('vecstack_router_failed', `no replica of shard ${entry.shard} of dataset ${r.id} answered (${last?.message})`, { retryAfterSeconds: 1 });
+  }
+
+  private calls(replica: ShardReplica): ReplicaCalls {
+    if (replica.node === this.opts.nodeId && this.opts.local) return this.opts.local;
+    let remote = this.remotes.get(replica.address);
+    if (!remote) this.remotes.set(replica.address, (remote = new HttpReplica(replica.address, this.opts.secret)));
+    return remote;
+  }
+
+  /** Shards and replicas never change after creation: read once per dataset. */
+  private async settings(r: DatasetRecord): Promise<ClusterDatasetSettings> {
+    let s = this.settingsCache.get(r.id);
+    if (!s) {
+      const found = await this.query(() => clusterDataset(this.opts.pool, r.id));
+      if (!found) throw new SableError('dataset_not_ready', `dataset ${r.id} has no shards yet; retry shortly`, { retryAfterSeconds: 1 });
+      this.settingsCache.set(r.id, (s = found));
+    }
+    return s;
+  }
+
+  private async map(r: DatasetRecord): Promise<ShardMapEntry[]> {
+    const map = await this.query(() => shardMap(this.opts.pool, r.id));
+    if (map.length === 0) throw new SableError('dataset_not_ready', `dataset ${r.id} has no shards yet; retry shortly`, { retryAfterSeconds: 1 });
+    return map;
+  }
+
+  private async query<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw new SableError('vecstack_router_failed', `the shard map cannot be read: ${(err as Error).message}`, { retryAfterSeconds: 1 });
+    }
+  }
+}
+
+/** Replicas that serve reads and count for acks: in the in-sync set, on a live node. */
+function serving(entry: ShardMapEntry): ShardReplica[] {
+  return entry.replicas.filter((x) => x.state === 'active' && x.live);
+}
+
+function needed(concern: WriteConcern, replicas: number): number {
+  switch (concern) {
+    case 'all':
+      return replicas;
+    case 'quorum':
+      return Math.floor(replicas / 2) + 1;
+    default:
+      return 1;
+  }
+}
+
+/** No replica of the shard serves: still being placed (never in sync), or lost. */
+function notServing(r: DatasetRecord, entry: ShardMapEntry): never {
+  const everServed = entry.replicas.some((x) => x.state === 'active' || x.state === 'stale');
+  if (!everServed && entry.lastSeq === 0) {
+    throw new SableError('dataset_not_ready', `dataset ${r.id}: shard ${entry.shard} has no replica in sync yet; retry shortly`, { retryAfterSeconds: 1 });
+  }
+  throw new SableError('vecstack_router_failed', `shard ${entry.shard} of dataset ${r.id} has no in-sync replica on a live node; retry shortly`, { retryAfterSeconds: 1 });
+}

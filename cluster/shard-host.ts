@@ -1,0 +1,239 @@
+/**
+ * The shard replicas a search node hosts (design: ../shared/design/cluster.md §3.2 "Replica
+ * states", §3.5): for each replica the controller placed here, an embedded engine dataset
+ * (`{dataset}:s{shard}`) fed from the shard's log by a LogTailer, joined to the in-sync set once
+ * it has applied the log's head, and dropped when the controller moves it away.
+ *
+ * A replica starts empty and replays its shard's log from the first entry: snapshots in object
+ * storage are not built yet, so the log is never truncated and a node's disk is a cache that a
+ * restart rebuilds. A node that cannot renew its lease stops answering (self-fencing): its
+ * searches and sync waits fail with vecstack_router_failed, and the router asks another replica.
+ */
+import type { DatasetRecord } from '../catalog/datasets/record.js';
+import { engineTuning } from '../catalog/datasets/service.js';
+import { SableError } from '../errors/codes.js';
+import type { Dataset, Engine, ShardRunner } from '../engine/index.js';
+import type { Pool } from '../outbound/postgres/pool.js';
+import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
+import type { Heartbeat } from './membership.js';
+import type { Notifications } from './notifications.js';
+import { joinIsr, replicasOfNode, reportApplied, type NodeReplica } from './replica-state.js';
+import { applyEntry, LogTailer } from './shard-log.js';
+
+export interface ShardHostOptions {
+  pool: Pool;
+  notifications: Notifications;
+  nodeId: string;
+  engine: Engine;
+  runner: ShardRunner;
+  heartbeat: Heartbeat;
+  /** The dataset's record in this node's catalog copy. */
+  record: (datasetId: string) => DatasetRecord | undefined;
+  /** How often the node's assignments are read (and applied seqs reported). */
+  intervalMs: number;
+}
+
+/** What a delete removed, by seq, kept for the writer's sync call to read. */
+const REMEMBERED_RESULTS = 4096;
+
+class HostedReplica {
+  reported = -1;
+  schemaVersion: number;
+  readonly results = new Map<number, number>();
+
+  constructor(
+    readonly dataset: string,
+    readonly shard: number,
+    readonly engineDataset: Dataset,
+    readonly tailer: LogTailer,
+    record: DatasetRecord,
+    public state: NodeReplica['state'],
+  ) {
+    this.schemaVersion = record.schema_version;
+  }
+
+  remember(seq: number, result: number): void {
+    this.results.set(seq, result);
+    if (this.results.size > REMEMBERED_RESULTS) this.results.delete(this.results.keys().next().value!);
+  }
+}
+
+export function replicaName(dataset: string, shard: number): string {
+  return `${dataset}:s${shard}`;
+}
+
+export class ShardHost {
+  private readonly replicas = new Map<string, HostedReplica>();
+  private timer: NodeJS.Timeout | null = null;
+  private passing: Promise<void> | null = null;
+  private stopped = false;
+  /** The error of the last pass (the database away), for /healthz and logs. */
+  lastError: Error | null = null;
+
+  constructor(private readonly opts: ShardHostOptions) {}
+
+  /** Drops replica datasets a previous run left (the log rebuilds them), then follows assignments. */
+  async start(): Promise<void> {
+    for (const ds of this.opts.engine.listDatasets()) if (/:s\d+$/.test(ds.name)) await this.opts.engine.dropDataset(ds.name);
+    await this.pass().catch((e) => (this.lastError = e as Error));
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.passing?.catch(() => {});
+    await Promise.all([...this.replicas.values()].map((r) => r.tailer.stop()));
+  }
+
+  /** One pass now (tests, and a router's nudge after it created a dataset). */
+  nudge(): Promise<void> {
+    return this.pass();
+  }
+
+  /** Replicas hosted here and their states, for /healthz and tests. */
+  list(): { dataset: string; shard: number; state: string; applied: number }[] {
+    return [...this.replicas.values()].map((r) => ({ dataset: r.dataset, shard: r.shard, state: r.state, applied: r.tailer.applied }));
+  }
+
+  /** Waits until the replica applied `seq`: the writer's ack (and what a delete removed). */
+  async sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }> {
+    const r = this.serving(dataset, shard);
+    await r.tailer.waitFor(seq, timeoutMs).catch((e: Error) => {
+      throw new SableError('vecstack_router_failed', `replica ${replicaName(dataset, shard)} on ${this.opts.nodeId} did not apply seq ${seq}: ${e.message}`);
+    });
+    this.serving(dataset, shard); // fenced meanwhile: not an ack
+    return { applied: r.tailer.applied, result: r.results.get(seq) ?? null };
+  }
+
+  /** The shard's best hits, once the replica applied `minSeq` (the router's read-your-writes). */
+  async search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number }> {
+    const r = this.serving(dataset, shard);
+    await this.caughtUp(r, minSeq, waitMs);
+    const ds = r.engineDataset;
+    const options = {
+      topK: req.topK,
+      nprobe: req.nprobe,
+      rerankDepth: req.rerankDepth,
+      filters: req.filters,
+      advancedFilters: req.advancedFilters,
+      includeMetadata: req.includeMetadata,
+    };
+    const { hits } = req.keyword
+      ? await ds.hybridSearch(req.query, req.keyword.text, { ...options, alpha: req.keyword.alpha }, this.opts.runner)
+      : await ds.searchDetailed(req.query!, options, this.opts.runner);
+    const out: ShardHit[] = req.includeVectors ? hits.map((h) => ({ ...h, vector: ds.getVector(h.id) ?? new Float32Array(0) })) : hits;
+    return { hits: out, applied: r.tailer.applied };
+  }
+
+  /** One vector's metadata (and values), once the replica applied `minSeq`. */
+  async point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number) {
+    const r = this.serving(dataset, shard);
+    await this.caughtUp(r, minSeq, waitMs);
+    const metadata = r.engineDataset.getMetadata(id);
+    if (metadata === undefined) return undefined;
+    return { metadata, ...(withVector ? { vector: r.engineDataset.getVector(id) ?? new Float32Array(0) } : {}) };
+  }
+
+  private async caughtUp(r: HostedReplica, minSeq: number, waitMs: number): Promise<void> {
+    if (r.tailer.applied >= minSeq) return;
+    await r.tailer.waitFor(minSeq, waitMs).catch(() => {
+      throw new SableError('vecstack_router_failed', `replica ${replicaName(r.dataset, r.shard)} on ${this.opts.nodeId} is behind seq ${minSeq} (at ${r.tailer.applied})`);
+    });
+  }
+
+  /** The replica when this node may answer for it: hosted, in the in-sync set, lease held. */
+  private serving(dataset: string, shard: number): HostedReplica {
+    const r = this.replicas.get(replicaName(dataset, shard));
+    if (!r) throw new SableError('vecstack_router_failed', `node ${this.opts.nodeId} hosts no replica of shard ${shard} of dataset ${dataset}`);
+    if (!this.opts.heartbeat.serving()) throw new SableError('vecstack_router_failed', `node ${this.opts.nodeId} lost its lease: it serves nothing until it renews`);
+    if (r.tailer.error) throw new SableError('vecstack_router_failed', `replica ${replicaName(dataset, shard)} on ${this.opts.nodeId} stopped: ${r.tailer.error.message}`);
+    return r;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.pass()
+        .catch((e) => (this.lastError = e as Error))
+        .finally(() => this.schedule());
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Passes never overlap: a nudge during a timed pass waits for it, then runs its own. */
+  private pass(): Promise<void> {
+    const run = async () => {
+      await this.reconcile();
+      this.lastError = null;
+    };
+    const next = (this.passing ?? Promise.resolve()).catch(() => {}).then(run);
+    this.passing = next;
+    return next;
+  }
+
+  private async reconcile(): Promise<void> {
+    const { pool, nodeId } = this.opts;
+    const assigned = await replicasOfNode(pool, nodeId);
+    const wanted = new Set<string>();
+    for (const a of assigned) {
+      const name = replicaName(a.dataset, a.shard);
+      const record = this.opts.record(a.dataset);
+      if (!record) continue; // the catalog copy has not seen the dataset yet (or it was deleted)
+      wanted.add(name);
+      let hosted = this.replicas.get(name);
+      if (!hosted) hosted = await this.host(a, record);
+      hosted.state = a.state;
+      if (record.schema_version !== hosted.schemaVersion) {
+        await hosted.engineDataset.setColumnTypes(Object.fromEntries(record.schema.map((f) => [f.name, f.type])));
+        hosted.schemaVersion = record.schema_version;
+      }
+      const applied = hosted.tailer.applied;
+      if (a.state === 'initializing' || a.state === 'stale') {
+        const joined = await joinIsr(pool, a.dataset, a.shard, nodeId, applied);
+        if (joined.joined) hosted.state = 'active';
+        hosted.reported = applied;
+      } else if (applied !== hosted.reported) {
+        await reportApplied(pool, a.dataset, a.shard, nodeId, applied);
+        hosted.reported = applied;
+      }
+    }
+    for (const [name, hosted] of this.replicas) {
+      if (wanted.has(name)) continue;
+      this.replicas.delete(name);
+      await hosted.tailer.stop();
+      await this.opts.engine.dropDataset(name);
+    }
+  }
+
+  private async host(a: NodeReplica, record: DatasetRecord): Promise<HostedReplica> {
+    const name = replicaName(a.dataset, a.shard);
+    // Whatever a dropped replica left is stale: it is replayed from the log.
+    await this.opts.engine.dropDataset(name);
+    const engineDataset = await this.opts.engine.createDataset({
+      name,
+      dim: record.dim,
+      metric: record.metric,
+      indexType: record.index_type,
+      tuning: engineTuning(record.tuning),
+      schema: record.schema.map((e) => ({ name: e.name, type: e.type })),
+    });
+    let hosted: HostedReplica | undefined;
+    const tailer = new LogTailer({
+      pool: this.opts.pool,
+      notifications: this.opts.notifications,
+      dataset: a.dataset,
+      shard: a.shard,
+      fromSeq: 0,
+      apply: async (rec) => {
+        if (!rec.entry) throw new Error(`seq ${rec.seq} is a bulk entry in object storage, which replicas cannot apply yet`);
+        const result = await applyEntry(engineDataset, rec.entry);
+        hosted?.remember(rec.seq, result);
+      },
+      pollMs: 1000,
+    });
+    hosted = new HostedReplica(a.dataset, a.shard, engineDataset, tailer, record, a.state);
+    this.replicas.set(name, hosted);
+    return hosted;
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Cluster mode's part of the composition root (app.ts calls it when SABLE_DATABASE_URL is set):
+ * the PostgreSQL pool and its migrations, the node's LISTEN connection, the catalog journal
+ * (control.mdb becomes this node's copy of the cluster's catalog), membership with a
+ * self-fencing heartbeat, the controller (one node at a time holds its lease), the shard host
+ * (search role), and the router that the retrieval use-cases write and search through.
+ *
+ * Two steps, because the catalog must be the cluster's before anything reads or writes it (the
+ * first admin key), and the shard host needs the engine and search pool opened after it.
+ */
+import type { DatasetPlacement } from '../catalog/datasets/service.js';
+import type { ControlStore } from '../catalog/store.js';
+import { CatalogLog } from '../cluster/catalog-log.js';
+import { Controller } from '../cluster/controller.js';
+import { Heartbeat, registerNode } from '../cluster/membership.js';
+import { Notifications } from '../cluster/notifications.js';
+import { createClusterDataset, dropClusterDataset } from '../cluster/replica-state.js';
+import { ClusterRouter } from '../cluster/router.js';
+import { ShardHost } from '../cluster/shard-host.js';
+import type { Engine, ShardRunner } from '../engine/index.js';
+import { configError } from '../errors/codes.js';
+import { migrate } from '../outbound/postgres/migrations.js';
+import { openPool } from '../outbound/postgres/pool.js';
+import type { ClusterConfig } from './config.js';
+
+/** Tells controllers and search nodes that the shard map changed (a dataset made or dropped, replicas moved). */
+const SHARD_MAP_CHANNEL = 'sable_shard_map';
+
+export interface ClusterNode {
+  readonly config: ClusterConfig;
+  readonly catalog: CatalogLog;
+  readonly placement: DatasetPlacement;
+  /** Step two: hosts replicas (search role) and routes; the router is what retrieval takes. */
+  serve(engine: Engine, runner: ShardRunner, store: ControlStore): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
+  /** For /healthz: this node's view of itself. */
+  status(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export async function joinCluster(config: ClusterConfig, store: ControlStore): Promise<ClusterNode> {
+  const pool = openPool(config.databaseUrl, { max: 16, applicationName: `sable ${config.nodeId}` });
+  try {
+    await migrate(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    if ((err as { code?: string }).code === 'invalid_configuration') throw err;
+    throw configError(`the cluster database (SABLE_DATABASE_URL) cannot be used: ${(err as Error).message}`);
+  }
+  const notifications = new Notifications(config.databaseUrl);
+  const catalog = new CatalogLog(store, { pool, notifications, nodeId: config.nodeId });
+  await catalog.start();
+  await registerNode(pool, { id: config.nodeId, address: config.advertiseUrl, roles: config.roles }, config.leaseMs);
+  const heartbeat = new Heartbeat(pool, config.nodeId, { intervalMs: config.heartbeatMs, leaseMs: config.leaseMs });
+  await heartbeat.start();
+  const tellShardMap = () => void pool.query('SELECT pg_notify($1, $2)', [SHARD_MAP_CHANNEL, config.nodeId]).catch(() => {});
+  const controller = new Controller(pool, config.nodeId, { leaseMs: config.leaseMs, intervalMs: config.heartbeatMs, graceMs: config.graceMs, onChange: tellShardMap });
+  controller.start();
+  let host: ShardHost | undefined;
+  const unsubscribe = await notifications.subscribe(SHARD_MAP_CHANNEL, () => {
+    void controller.reconcile().catch(() => {});
+    void host?.nudge().catch(() => {});
+  });
+  const placement: DatasetPlacement = {
+    create: async (r) => {
+      await createClusterDataset(pool, r.id, config.shards, config.replicas);
+      tellShardMap();
+    },
+    drop: async (id) => {
+      await dropClusterDataset(pool, id);
+      tellShardMap();
+    },
+  };
+  return {
+    config,
+    catalog,
+    placement,
+    async serve(engine, runner, control) {
+      if (config.roles.includes('search')) {
+        host = new ShardHost({
+          pool,
+          notifications,
+          nodeId: config.nodeId,
+          engine,
+          runner,
+          heartbeat,
+          record: (id) => control.datasets.get(id),
+          intervalMs: Math.min(1000, config.heartbeatMs),
+        });
+        await host.start();
+      }
+      const router = new ClusterRouter({ pool, nodeId: config.nodeId, secret: config.secret, ackTimeoutMs: config.ackTimeoutMs, ...(host ? { local: host } : {}) });
+      return { router, host };
+    },
+    status: () => ({
+      node_id: config.nodeId,
+      roles: config.roles,
+      serving: heartbeat.serving(),
+      controller: controller.isLeader(),
+      catalog_seq: catalog.applied,
+      replicas: host?.list().length ?? 0,
+    }),
+    async close() {
+      unsubscribe();
+      await host?.stop();
+      await controller.stop();
+      await heartbeat.stop();
+      await catalog.stop();
+      await notifications.close();
+      await pool.end();
+    },
+  };
+}

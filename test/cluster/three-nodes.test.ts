@@ -1,0 +1,244 @@
+// Three `sable serve` processes in cluster mode on 127.0.0.2-4, one PostgreSQL and one local S3
+// server, all started here: the catalog is shared (a key and a dataset made on one node are used
+// on the others), vectors are split over 2 shards with 2 replicas each, writes go through the
+// shard logs with their write concern, searches fan out and merge (checked against brute force),
+// an acknowledged delete is gone from every node's searches, and after `kill -9` of a node the
+// others keep answering, a write that needs every replica waits for a replacement, and every
+// acknowledged write is there (the acked-set check).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../support/s3.js';
+import { adminKey, client, serve, type Served } from '../support/serve.js';
+
+const DIM = 8;
+const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
+const cli = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
+
+let pg: LocalPostgres;
+let s3: LocalS3;
+const dirs: string[] = [];
+const nodes: (Served | null)[] = [null, null, null];
+const ports: number[] = [];
+let key = '';
+
+function env(): Record<string, string> {
+  return {
+    SABLE_DATABASE_URL: pg.url,
+    SABLE_CLUSTER_SECRET: 'a-cluster-secret-of-the-test',
+    SABLE_MASTER_KEY: 'ab'.repeat(32),
+    SABLE_S3_ENDPOINT: s3.endpoint,
+    SABLE_S3_BUCKET: 'sable',
+    SABLE_S3_ACCESS_KEY_ID: S3_KEY,
+    SABLE_S3_SECRET_ACCESS_KEY: S3_SECRET,
+    SABLE_SHARDS: '2',
+    SABLE_REPLICAS: '2',
+    SABLE_NODE_LEASE_MS: '1500',
+    SABLE_REPLICA_GRACE_MS: '500',
+    SABLE_ACK_TIMEOUT_MS: '1500',
+    SABLE_HTTP_ADAPTER: 'node',
+  };
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startNode(i: number): Promise<Served> {
+  const node = await serve(null, env(), { args: ['--host', HOSTS[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
+  nodes[i] = node;
+  return node;
+}
+
+const call = (i: number) => client(() => nodes[i]!.url, key);
+
+function vector(id: number): number[] {
+  return Array.from({ length: DIM }, (_, j) => Math.sin(id * 1.7 + j * 0.9) + (id % 7) * 0.05);
+}
+
+function l2(a: number[], b: number[]): number {
+  return a.reduce((s, x, j) => s + (x - b[j]!) ** 2, 0);
+}
+
+/** Retries a call while the cluster answers 503 (placement, catch-up), for at most `ms`. */
+async function until503Passes(fn: () => Promise<{ status: number; body: any }>, ms = 15_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await fn();
+    if (r.status !== 503 || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+beforeAll(async () => {
+  [pg, s3] = await Promise.all([startPostgres(), startS3('sable')]);
+  for (let i = 0; i < 3; i++) {
+    dirs.push(mkdtempSync(join(tmpdir(), `sable-node${i + 1}-`)));
+    ports.push(await freePort(HOSTS[i]!));
+  }
+  await startNode(0);
+  key = adminKey(dirs[0]!);
+  await Promise.all([startNode(1), startNode(2)]);
+}, 90_000);
+
+afterAll(async () => {
+  for (const n of nodes) await n?.stop('SIGKILL').catch(() => {});
+  await s3?.stop();
+  await pg?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('a three-node cluster', () => {
+  let datasetId = '';
+  const live = new Map<number, number[]>(); // acked upserts not deleted since
+  const deleted = new Set<number>();
+
+  it('shares its catalog: the first node made the only admin key; a dataset made on one node is listed on the others', async () => {
+    const health = await (await fetch(`${nodes[1]!.url}/healthz`)).json();
+    expect(health.cluster).toMatchObject({ node_id: 'n2', roles: ['api', 'search', 'worker'], serving: true });
+    const made = await call(0)('POST', '/datasets', { name: 'docs', dim: DIM, metric: 'l2' });
+    expect(made.status).toBe(201);
+    datasetId = made.body.id ?? made.body.dataset?.id;
+    expect(datasetId).toBeTruthy();
+    for (const i of [1, 2]) {
+      const listed = await until503Passes(() => call(i)('GET', `/datasets/${datasetId}`));
+      expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    }
+    // The name is taken cluster-wide.
+    const again = await call(2)('POST', '/datasets', { name: 'docs', dim: DIM });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('dataset_exists');
+  });
+
+  it('writes through any node, searches through any other: results are the exact top 10 over both shards', async () => {
+    const ids = Array.from({ length: 240 }, (_, i) => i + 1);
+    for (let b = 0; b < ids.length; b += 60) {
+      const batch = ids.slice(b, b + 60);
+      const r = await until503Passes(() => call(b % 3)('POST', `/datasets/${datasetId}/insert`, { vectors: batch.map((id) => ({ id, values: vector(id), metadata: { n: id, even: id % 2 === 0 } })) }));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.inserted).toBe(batch.length);
+      for (const id of batch) live.set(id, vector(id));
+    }
+    for (const [i, q] of [[0, 5], [1, 77], [2, 199]] as const) {
+      const query = vector(q).map((x) => x + 0.01);
+      const r = await call(i)('POST', `/datasets/${datasetId}/search`, { query, top_k: 10 });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const expected = [...live.entries()].sort((a, b) => l2(query, a[1]) - l2(query, b[1]) || a[0] - b[0]).slice(0, 10).map(([id]) => id);
+      expect(r.body.results.map((h: { id: number }) => h.id)).toEqual(expected);
+      expect(r.body.results[0].metadata).toMatchObject({ n: r.body.results[0].id });
+    }
+    // Filters apply in every shard.
+    const even = await call(1)('POST', `/datasets/${datasetId}/search`, { query: vector(3), top_k: 20, filters: { even: true } });
+    expect(even.body.results).toHaveLength(20);
+    expect(even.body.results.every((h: { id: number }) => h.id % 2 === 0)).toBe(true);
+    // A point read finds its shard.
+    const payload = await call(2)('GET', `/datasets/${datasetId}/payload/77`);
+    expect(payload.status).toBe(200);
+    expect(payload.body.metadata).toMatchObject({ n: 77, even: false });
+    // A bad query is the caller's 400 from every replica, not a routing failure.
+    const bad = await call(0)('POST', `/datasets/${datasetId}/search`, { query: [1, 2, 3], top_k: 5 });
+    expect(bad.status).toBe(400);
+  });
+
+  it('an acknowledged delete (write_concern all) is gone from every node at once', async () => {
+    const gone = Array.from({ length: 40 }, (_, i) => i * 3 + 2);
+    const r = await call(2)('DELETE', `/datasets/${datasetId}/vectors`, { ids: [...gone, 100_000], write_concern: 'all' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.deleted).toBe(gone.length);
+    for (const id of gone) {
+      live.delete(id);
+      deleted.add(id);
+    }
+    for (const i of [0, 1, 2]) {
+      for (const id of gone.slice(0, 8)) {
+        const s = await call(i)('POST', `/datasets/${datasetId}/search`, { query: vector(id), top_k: 5 });
+        expect(s.body.results.map((h: { id: number }) => h.id)).not.toContain(id);
+      }
+      expect((await call(i)('GET', `/datasets/${datasetId}/payload/${gone[0]}`)).status).toBe(404);
+    }
+  });
+
+  it('after kill -9 of a node: searches and one/default writes go on; `all` waits for a replacement replica; every acked write is there', async () => {
+    await nodes[2]!.stop('SIGKILL');
+    nodes[2] = null;
+    // Searches on the survivors: a replica on the dead node fails over to the other one.
+    const t0 = Date.now();
+    let firstOk = -1;
+    for (let k = 0; k < 100 && firstOk < 0; k++) {
+      const s = await call(k % 2)('POST', `/datasets/${datasetId}/search`, { query: vector(10), top_k: 10 });
+      if (s.status === 200) firstOk = Date.now() - t0;
+      else expect(s.body.error).toBe('vecstack_router_failed');
+    }
+    expect(firstOk).toBeGreaterThanOrEqual(0);
+    // Writes that need one replica succeed while the dead node's lease runs out.
+    const more = Array.from({ length: 30 }, (_, i) => 1000 + i);
+    const w = await until503Passes(() => call(0)('POST', `/datasets/${datasetId}/insert`, { vectors: more.map((id) => ({ id, values: vector(id) })) }));
+    expect(w.status, JSON.stringify(w.body)).toBe(200);
+    for (const id of more) live.set(id, vector(id));
+    const del = await until503Passes(() => call(1)('DELETE', `/datasets/${datasetId}/vectors`, { ids: [1000, 1001], write_concern: 'one' }));
+    expect(del.status, JSON.stringify(del.body)).toBe(200);
+    for (const id of [1000, 1001]) {
+      live.delete(id);
+      deleted.add(id);
+    }
+    // `all` needs both replicas of every touched shard in sync: it passes once the controller
+    // placed a replacement on the surviving node and it caught up.
+    const all = await until503Passes(() => call(1)('DELETE', `/datasets/${datasetId}/vectors`, { ids: [1002], write_concern: 'all' }), 30_000);
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    live.delete(1002);
+    deleted.add(1002);
+
+    // The acked-set check, through each survivor.
+    for (const i of [0, 1]) {
+      for (const id of live.keys()) {
+        const p = await until503Passes(() => call(i)('GET', `/datasets/${datasetId}/payload/${id}`));
+        expect(p.status, `id ${id} on node ${i + 1}`).toBe(200);
+      }
+      for (const id of deleted) expect((await call(i)('GET', `/datasets/${datasetId}/payload/${id}`)).status, `deleted id ${id}`).toBe(404);
+    }
+    const s = await call(0)('POST', `/datasets/${datasetId}/search`, { query: vector(1010), top_k: 1 });
+    expect(s.body.results[0].id).toBe(1010);
+  }, 90_000);
+
+  it('a restarted node rejoins: it rebuilds its catalog copy and replicas from the logs and serves', async () => {
+    await startNode(2);
+    const h = await (await fetch(`${nodes[2]!.url}/healthz`)).json();
+    expect(h.cluster.serving).toBe(true);
+    const r = await until503Passes(() => call(2)('POST', `/datasets/${datasetId}/search`, { query: vector(21), top_k: 3 }));
+    expect(r.status).toBe(200);
+    expect(r.body.results[0].id).toBe(21);
+    expect((await call(2)('GET', `/datasets/${datasetId}/payload/20`)).status).toBe(404);
+    // The controller places its replicas back on it (rendezvous hashing picks it again).
+    const end = Date.now() + 20_000;
+    let hosted = 0;
+    while (hosted === 0 && Date.now() < end) {
+      hosted = (await (await fetch(`${nodes[2]!.url}/healthz`)).json()).cluster.replicas;
+      if (hosted === 0) await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(hosted).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'keys', 'create', '--org', 'default', '--role', 'member'], { env: { ...process.env, ...env() } });
+    const made = JSON.parse(stdout) as { key: string };
+    for (const i of [0, 1, 2]) {
+      const r = await until503Passes(async () => {
+        const res = await client(() => nodes[i]!.url, made.key)('GET', '/datasets');
+        return res.status === 401 ? { status: 503, body: res.body } : res; // the copy catches up within a poll
+      }, 5000);
+      expect(r.status).toBe(200);
+    }
+  });
+});
