@@ -217,7 +217,10 @@ export class ControlStore {
       if (!this.journal) return remove.call(db, key, ...rest);
       if (rest.length > 0) throw new Error('a replicated catalog removes whole keys only');
       if (this.capturing) {
-        this.capturing.push({ db: name, key: key as Key, prior: db.get(key as Key) });
+        // Removing what is not there changes nothing: nothing to log.
+        const prior = db.get(key as Key);
+        if (prior === undefined) return Promise.resolve(false);
+        this.capturing.push({ db: name, key: key as Key, prior });
         return remove.call(db, key);
       }
       return this.write(() => {

@@ -129,6 +129,9 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...(cluster ? { placement: cluster.placement } : {}),
   });
   datasets.resume();
+  cluster?.catalog.onChange((changes) => {
+    for (const c of changes) if (c.db === 'externalIds' && c.value !== undefined) datasets.externalIdsWritten(String((c.key as unknown[])[0]));
+  });
   const jobs = new LmdbJobQueue(store);
   const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);

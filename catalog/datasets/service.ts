@@ -230,6 +230,11 @@ export class DatasetService {
     return known;
   }
 
+  /** Another node of the cluster wrote a string id of the dataset (its catalog change arrived). */
+  externalIdsWritten(datasetId: string): void {
+    this.withExternalIds.set(datasetId, true);
+  }
+
   /** The string id a vector was inserted with, when it was. */
   externalIdOf(r: DatasetRecord, id: number): string | undefined {
     return this.store.externalIds.get([r.id, id]);
@@ -237,6 +242,9 @@ export class DatasetService {
 
   /** After a write of these ids: string ids are remembered, integer ids forget any earlier string. */
   async recordExternalIds(r: DatasetRecord, ids: { id: number; external?: string }[]): Promise<void> {
+    // Integer ids of a dataset that never had a string id have nothing to forget: no transaction
+    // (in a cluster, one fewer catalog transaction per write).
+    if (!ids.some((m) => m.external !== undefined) && !this.mayHaveExternalIds(r)) return;
     await this.store.write(() => {
       for (const m of ids) {
         if (m.external !== undefined) {

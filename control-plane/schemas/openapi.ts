@@ -219,7 +219,8 @@ function errorCodesOf(r: Route): ErrorCode[] {
   if (r.auth === 'admin') codes.add('insufficient_role');
   for (const m of r.path.matchAll(/:([A-Za-z]+)/g)) {
     codes.add(NOT_FOUND[m[1]!] ?? 'not_found');
-    if (m[1] === 'datasetId') codes.add('dataset_not_ready');
+    // Before routing is ready (provisioning; in a cluster, too few replicas in sync): retryable.
+    if (m[1] === 'datasetId') codes.add('dataset_not_ready').add('vecstack_router_failed');
   }
   if (r.body || r.stream) {
     codes.add('payload_too_large');

@@ -9,7 +9,7 @@ import { startService, type Service } from '../../dist/control-plane/app.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
 import { parquetBytes } from '../../dist/testkit/parquet-writer.js';
 import { S3ObjectStore } from '../../dist/objects/s3-store.js';
-import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../support/s3.js';
+import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 import { waitForJob } from '../support/jobs.js';
 import { ingestClient } from '../support/ingest.js';
 

@@ -13,7 +13,7 @@ import { Notifications } from '../../dist/cluster/notifications.js';
 import { createKey, ensureOrg, lookupKey } from '../../dist/control-plane/auth/keys.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, type Pool } from '../../dist/outbound/postgres/pool.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;

@@ -1,5 +1,5 @@
 // The job queue and the cron schedules of cluster mode on a real PostgreSQL
-// (test/support/postgres.ts): SKIP LOCKED claims, fenced leases, the reaper, cancel, and exactly
+// (testkit/postgres.ts): SKIP LOCKED claims, fenced leases, the reaper, cancel, and exactly
 // one job per schedule tick across concurrent tickers (design: ../shared/design/cluster.md §3.6).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Cron } from 'croner';
@@ -7,7 +7,7 @@ import { cancelled, claim, complete, enqueue, fail, heartbeat, reap, requestCanc
 import { putSchedule, tick } from '../../dist/cluster/schedule-ticks.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, type Pool } from '../../dist/outbound/postgres/pool.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;

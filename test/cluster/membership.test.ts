@@ -1,4 +1,4 @@
-// Membership and named leases of cluster mode on a real PostgreSQL (test/support/postgres.ts):
+// Membership and named leases of cluster mode on a real PostgreSQL (testkit/postgres.ts):
 // node leases on the database's clock, heartbeats and self-fencing when the database is gone, and
 // lease takeover with fencing epochs (design: ../shared/design/cluster.md §3.2, §3.6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { acquireLease, fenced, LeaseLostError, releaseLease, renewLease } from '
 import { Heartbeat, heartbeat, liveNodes, registerNode } from '../../dist/cluster/membership.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, withTransaction, type Pool } from '../../dist/outbound/postgres/pool.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;

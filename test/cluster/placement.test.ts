@@ -1,5 +1,5 @@
 // Placement of cluster mode: HRW ranking with zones (cluster/placement.ts), the shard map's
-// replica states on a real PostgreSQL (cluster/replica-state.ts, test/support/postgres.ts), and
+// replica states on a real PostgreSQL (cluster/replica-state.ts, testkit/postgres.ts), and
 // the fenced controller that keeps the map in line with the nodes (cluster/controller.ts)
 // (design: ../shared/design/cluster.md §3.2, §3.3).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ import {
 } from '../../dist/cluster/replica-state.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, withTransaction, type Pool } from '../../dist/outbound/postgres/pool.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;

@@ -1,4 +1,4 @@
-// Cluster mode's database on a real PostgreSQL (test/support/postgres.ts): the schema migrations
+// Cluster mode's database on a real PostgreSQL (testkit/postgres.ts): the schema migrations
 // (applied once, also when two nodes start at once; refused when the database's record differs or
 // is newer), and the per-shard log of migration 0001 keeping seqs dense and in commit order under
 // concurrent writers (design: ../shared/design/cluster.md §3.3).
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SableError } from '../../dist/errors/codes.js';
 import { MIGRATIONS, migrate, migrationChecksum } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, withTransaction, type Pool } from '../../dist/outbound/postgres/pool.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let admin: Pool;

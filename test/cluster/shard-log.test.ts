@@ -1,5 +1,5 @@
 // The per-shard vector log of cluster mode (cluster/shard-log.ts) on a real PostgreSQL
-// (test/support/postgres.ts): the entry codec, appends from concurrent writers giving dense seqs
+// (testkit/postgres.ts): the entry codec, appends from concurrent writers giving dense seqs
 // per shard, idempotent retries by request id, and tailers applying every entry exactly once, in
 // order, into an embedded dataset (design: ../shared/design/cluster.md §3.3, §3.5).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ import {
   type LogRecord,
 } from '../../dist/cluster/shard-log.js';
 import { Notifications } from '../../dist/cluster/notifications.js';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
 let pool: Pool;

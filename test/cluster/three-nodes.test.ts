@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type LocalPostgres } from '../support/postgres.js';
-import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../support/s3.js';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
+import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../../testkit/s3.js';
 import { adminKey, client, serve, type Served } from '../support/serve.js';
 
 const DIM = 8;

@@ -16,7 +16,7 @@ import { loadConfig } from '../../dist/control-plane/config.js';
 import { S3Client } from '../../dist/outbound/s3-client.js';
 import { startGoogle } from '../../testkit/peers/gcs.js';
 import { ingestClient } from '../support/ingest.js';
-import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../support/s3.js';
+import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 

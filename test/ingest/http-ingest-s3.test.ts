@@ -14,7 +14,7 @@ import { loadConfig } from '../../dist/control-plane/config.js';
 import { S3Client } from '../../dist/outbound/s3-client.js';
 import { ingestClient } from '../support/ingest.js';
 import { prose } from '../support/documents.js';
-import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../support/s3.js';
+import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 const BUCKET = 'manuals';

@@ -11,7 +11,7 @@ import { ERROR_CODES, SableError } from '../../dist/errors/codes.js';
 import { FILE_ERROR_TYPES, JOB_ERROR_TYPES } from '../../dist/errors/job-errors.js';
 
 const ROOT = join(__dirname, '..', '..');
-const SOURCE_DIRS = ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'control-plane', 'native/core', 'native/binding'];
+const SOURCE_DIRS = ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'cluster', 'control-plane', 'native/core', 'native/binding'];
 
 function sources(exts: string[]): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [];
