@@ -6,63 +6,17 @@
 // others keep answering, a write that needs every replica waits for a replacement, and every
 // acknowledged write is there (the acked-set check).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
-import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../../testkit/s3.js';
-import { adminKey, client, serve, type Served } from '../support/serve.js';
+import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
+import { client } from '../support/serve.js';
 
 const DIM = 8;
-const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 const cli = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 
-let pg: LocalPostgres;
-let s3: LocalS3;
-const dirs: string[] = [];
-const nodes: (Served | null)[] = [null, null, null];
-const ports: number[] = [];
-let key = '';
-
-function env(): Record<string, string> {
-  return {
-    SABLE_DATABASE_URL: pg.url,
-    SABLE_CLUSTER_SECRET: 'a-cluster-secret-of-the-test',
-    SABLE_MASTER_KEY: 'ab'.repeat(32),
-    SABLE_S3_ENDPOINT: s3.endpoint,
-    SABLE_S3_BUCKET: 'sable',
-    SABLE_S3_ACCESS_KEY_ID: S3_KEY,
-    SABLE_S3_SECRET_ACCESS_KEY: S3_SECRET,
-    SABLE_SHARDS: '2',
-    SABLE_REPLICAS: '2',
-    SABLE_NODE_LEASE_MS: '1500',
-    SABLE_REPLICA_GRACE_MS: '500',
-    SABLE_ACK_TIMEOUT_MS: '1500',
-    SABLE_HTTP_ADAPTER: 'node',
-  };
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startNode(i: number): Promise<Served> {
-  const node = await serve(null, env(), { args: ['--host', HOSTS[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
-  nodes[i] = node;
-  return node;
-}
-
-const call = (i: number) => client(() => nodes[i]!.url, key);
+let cluster: TestCluster;
+const call = (i: number) => cluster.call(i);
 
 function vector(id: number): number[] {
   return Array.from({ length: DIM }, (_, j) => Math.sin(id * 1.7 + j * 0.9) + (id % 7) * 0.05);
@@ -72,32 +26,12 @@ function l2(a: number[], b: number[]): number {
   return a.reduce((s, x, j) => s + (x - b[j]!) ** 2, 0);
 }
 
-/** Retries a call while the cluster answers 503 (placement, catch-up), for at most `ms`. */
-async function until503Passes(fn: () => Promise<{ status: number; body: any }>, ms = 15_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const r = await fn();
-    if (r.status !== 503 || Date.now() > end) return r;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
 beforeAll(async () => {
-  [pg, s3] = await Promise.all([startPostgres(), startS3('sable')]);
-  for (let i = 0; i < 3; i++) {
-    dirs.push(mkdtempSync(join(tmpdir(), `sable-node${i + 1}-`)));
-    ports.push(await freePort(HOSTS[i]!));
-  }
-  await startNode(0);
-  key = adminKey(dirs[0]!);
-  await Promise.all([startNode(1), startNode(2)]);
+  cluster = await startCluster({ nodes: 3 });
 }, 90_000);
 
 afterAll(async () => {
-  for (const n of nodes) await n?.stop('SIGKILL').catch(() => {});
-  await s3?.stop();
-  await pg?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await cluster?.stop();
 });
 
 describe('a three-node cluster', () => {
@@ -106,7 +40,7 @@ describe('a three-node cluster', () => {
   const deleted = new Set<number>();
 
   it('shares its catalog: the first node made the only admin key; a dataset made on one node is listed on the others', async () => {
-    const health = await (await fetch(`${nodes[1]!.url}/healthz`)).json();
+    const health = await (await fetch(`${cluster.nodes[1]!.url}/healthz`)).json();
     expect(health.cluster).toMatchObject({ node_id: 'n2', roles: ['api', 'search', 'worker'], serving: true });
     const made = await call(0)('POST', '/datasets', { name: 'docs', dim: DIM, metric: 'l2' });
     expect(made.status).toBe(201);
@@ -171,8 +105,8 @@ describe('a three-node cluster', () => {
   });
 
   it('after kill -9 of a node: searches and one/default writes go on; `all` waits for a replacement replica; every acked write is there', async () => {
-    await nodes[2]!.stop('SIGKILL');
-    nodes[2] = null;
+    await cluster.nodes[2]!.stop('SIGKILL');
+    cluster.nodes[2] = null;
     // Searches on the survivors: a replica on the dead node fails over to the other one.
     const t0 = Date.now();
     let firstOk = -1;
@@ -213,8 +147,8 @@ describe('a three-node cluster', () => {
   }, 90_000);
 
   it('a restarted node rejoins: it rebuilds its catalog copy and replicas from the logs and serves', async () => {
-    await startNode(2);
-    const h = await (await fetch(`${nodes[2]!.url}/healthz`)).json();
+    await cluster.start(2);
+    const h = await (await fetch(`${cluster.nodes[2]!.url}/healthz`)).json();
     expect(h.cluster.serving).toBe(true);
     const r = await until503Passes(() => call(2)('POST', `/datasets/${datasetId}/search`, { query: vector(21), top_k: 3 }));
     expect(r.status).toBe(200);
@@ -224,18 +158,18 @@ describe('a three-node cluster', () => {
     const end = Date.now() + 20_000;
     let hosted = 0;
     while (hosted === 0 && Date.now() < end) {
-      hosted = (await (await fetch(`${nodes[2]!.url}/healthz`)).json()).cluster.replicas;
+      hosted = (await (await fetch(`${cluster.nodes[2]!.url}/healthz`)).json()).cluster.replicas;
       if (hosted === 0) await new Promise((res) => setTimeout(res, 200));
     }
     expect(hosted).toBeGreaterThan(0);
   }, 60_000);
 
   it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'keys', 'create', '--org', 'default', '--role', 'member'], { env: { ...process.env, ...env() } });
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'keys', 'create', '--org', 'default', '--role', 'member'], { env: { ...process.env, ...cluster.env } });
     const made = JSON.parse(stdout) as { key: string };
     for (const i of [0, 1, 2]) {
       const r = await until503Passes(async () => {
-        const res = await client(() => nodes[i]!.url, made.key)('GET', '/datasets');
+        const res = await client(() => cluster.nodes[i]!.url, made.key)('GET', '/datasets');
         return res.status === 401 ? { status: 503, body: res.body } : res; // the copy catches up within a poll
       }, 5000);
       expect(r.status).toBe(200);

@@ -1,0 +1,97 @@
+// A cluster for a test: one PostgreSQL (testkit/postgres.ts), one local S3 server, and `sable
+// serve` processes in cluster mode on 127.0.0.2, .3, .4..., each on a fixed port and data
+// directory of its own, so a node killed or stopped can be started again as itself.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
+import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../../testkit/s3.js';
+import { adminKey, client, serve, type Served } from './serve.js';
+
+export interface ClusterOptions {
+  nodes: number;
+  shards?: number;
+  replicas?: number;
+  leaseMs?: number;
+  graceMs?: number;
+  ackTimeoutMs?: number;
+}
+
+export interface TestCluster {
+  pg: LocalPostgres;
+  /** The running nodes by index (null while stopped). */
+  nodes: (Served | null)[];
+  key: string;
+  env: Record<string, string>;
+  start(i: number): Promise<Served>;
+  /** A JSON client of node i (its current process). */
+  call(i: number): ReturnType<typeof client>;
+  stop(): Promise<void>;
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
+  const [pg, s3]: [LocalPostgres, LocalS3] = await Promise.all([startPostgres(), startS3('sable')]);
+  const env: Record<string, string> = {
+    SABLE_DATABASE_URL: pg.url,
+    SABLE_CLUSTER_SECRET: 'a-cluster-secret-of-the-test',
+    SABLE_MASTER_KEY: 'ab'.repeat(32),
+    SABLE_S3_ENDPOINT: s3.endpoint,
+    SABLE_S3_BUCKET: 'sable',
+    SABLE_S3_ACCESS_KEY_ID: S3_KEY,
+    SABLE_S3_SECRET_ACCESS_KEY: S3_SECRET,
+    SABLE_SHARDS: String(o.shards ?? 2),
+    SABLE_REPLICAS: String(o.replicas ?? 2),
+    SABLE_NODE_LEASE_MS: String(o.leaseMs ?? 1500),
+    SABLE_REPLICA_GRACE_MS: String(o.graceMs ?? 500),
+    SABLE_ACK_TIMEOUT_MS: String(o.ackTimeoutMs ?? 1500),
+    SABLE_HTTP_ADAPTER: 'node',
+  };
+  const hosts = Array.from({ length: o.nodes }, (_, i) => `127.0.0.${i + 2}`);
+  const dirs = hosts.map((_, i) => mkdtempSync(join(tmpdir(), `sable-node${i + 1}-`)));
+  const ports = await Promise.all(hosts.map((h) => freePort(h)));
+  const cluster: TestCluster = {
+    pg,
+    nodes: hosts.map(() => null),
+    key: '',
+    env,
+    async start(i) {
+      const node = await serve(null, env, { args: ['--host', hosts[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
+      cluster.nodes[i] = node;
+      return node;
+    },
+    call: (i) => client(() => cluster.nodes[i]!.url, cluster.key),
+    async stop() {
+      for (const n of cluster.nodes) await n?.stop('SIGKILL').catch(() => {});
+      await s3.stop();
+      await pg.stop();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    },
+  };
+  // The first node writes the admin key; the others start once it has.
+  await cluster.start(0);
+  cluster.key = adminKey(dirs[0]!);
+  await Promise.all(hosts.slice(1).map((_, k) => cluster.start(k + 1)));
+  return cluster;
+}
+
+/** Retries a call while the cluster answers 503 (placement, catch-up, failover), for at most `ms`. */
+export async function until503Passes(fn: () => Promise<{ status: number; body: any }>, ms = 15_000): Promise<{ status: number; body: any }> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await fn().catch((e: Error) => ({ status: 599, body: { error: 'network', message: e.message } }));
+    if ((r.status !== 503 && r.status !== 599) || Date.now() > end) return r;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
