@@ -1,0 +1,225 @@
+// Fault tests of cluster mode (the design's F1, F2 and F11), a step of their own in CI
+// (`npm run test:faults`): three nodes on 127.0.0.2-4, 2 shards x 2 replicas, a load of writes,
+// deletes and searches through every node while a node is killed (-9), paused past its lease
+// (SIGSTOP), or every process is killed at once. Every loop is bounded and every wait has a
+// deadline. Invariants, checked on every answer and at the end:
+//   - every write a node acknowledged is there afterwards, with its metadata, on every node
+//     (the acked-set check), and every acknowledged delete stays deleted;
+//   - no search returns an id whose delete was acknowledged before the search started;
+//   - searches through a live node succeed (the router fails over between replicas itself).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
+
+const DIM = 8;
+let cluster: TestCluster;
+let datasetId = '';
+
+function vector(id: number): number[] {
+  return Array.from({ length: DIM }, (_, j) => Math.sin(id * 0.37 + j * 1.3) + ((id * 7919) % 13) * 0.02);
+}
+
+/** What the load learnt: acknowledged upserts and deletes, and when each delete was acknowledged. */
+class Acked {
+  readonly live = new Set<number>();
+  readonly deletedAt = new Map<number, number>();
+  /** Ids of a delete that got no answer: it may or may not have been applied. */
+  readonly uncertain = new Set<number>();
+  searches = 0;
+  failedSearches: string[] = [];
+  staleHits: string[] = [];
+  writeFailures = 0;
+
+  upserted(ids: number[]): void {
+    for (const id of ids) {
+      this.live.add(id);
+      this.deletedAt.delete(id);
+    }
+  }
+
+  deleted(ids: number[], at: number): void {
+    for (const id of ids) {
+      this.live.delete(id);
+      this.uncertain.delete(id);
+      this.deletedAt.set(id, at);
+    }
+  }
+
+  /** A delete without an acknowledgement: its ids are checked neither as live nor as deleted. */
+  maybeDeleted(ids: number[]): void {
+    for (const id of ids) {
+      this.live.delete(id);
+      this.uncertain.add(id);
+    }
+  }
+}
+
+/**
+ * Writers, a deleter and searchers through the nodes `through()` names, until `stop` resolves.
+ * Ids are drawn from a counter; a write whose answer was not a 2xx is not acknowledged (it may
+ * or may not have been applied: it is neither in the live set nor checked as deleted).
+ */
+async function load(acked: Acked, through: () => number[], stop: Promise<void>, idBase: number): Promise<void> {
+  let running = true;
+  void stop.then(() => (running = false));
+  let next = idBase;
+  const pick = () => {
+    const nodes = through();
+    return nodes[Math.floor(Math.random() * nodes.length)]!;
+  };
+  const writer = async () => {
+    while (running) {
+      const ids = Array.from({ length: 10 }, () => next++);
+      const r = await cluster
+        .call(pick())('POST', `/datasets/${datasetId}/insert`, { vectors: ids.map((id) => ({ id, values: vector(id), metadata: { n: id } })) })
+        .catch(() => ({ status: 599, body: null }));
+      if (r.status === 200) acked.upserted(ids);
+      else acked.writeFailures++;
+    }
+  };
+  const deleter = async () => {
+    while (running) {
+      const victims = [...acked.live].filter((id) => id % 5 === 0 && !acked.uncertain.has(id)).slice(0, 5);
+      if (victims.length === 0) {
+        await new Promise((res) => setTimeout(res, 20));
+        continue;
+      }
+      const r = await cluster.call(pick())('DELETE', `/datasets/${datasetId}/vectors`, { ids: victims }).catch(() => ({ status: 599, body: null }));
+      if (r.status === 200) acked.deleted(victims, Date.now());
+      else {
+        acked.maybeDeleted(victims);
+        acked.writeFailures++;
+      }
+    }
+  };
+  const searcher = async () => {
+    while (running) {
+      const deletedBefore = [...acked.deletedAt.entries()];
+      const probe = deletedBefore.length > 0 ? deletedBefore[Math.floor(Math.random() * deletedBefore.length)]![0] : idBase;
+      const node = pick();
+      const started = Date.now();
+      const r = await cluster.call(node)('POST', `/datasets/${datasetId}/search`, { query: vector(probe), top_k: 5 }).catch((e: Error) => ({ status: 599, body: { message: e.message } }));
+      acked.searches++;
+      if (r.status !== 200) {
+        acked.failedSearches.push(`n${node + 1}: ${r.status} ${JSON.stringify(r.body)}`);
+        continue;
+      }
+      for (const hit of r.body.results as { id: number }[]) {
+        const at = acked.deletedAt.get(hit.id);
+        if (at !== undefined && at < started) acked.staleHits.push(`id ${hit.id} deleted at ${at}, returned by a search started at ${started} on n${node + 1}`);
+      }
+    }
+  };
+  await Promise.all([writer(), writer(), deleter(), searcher(), searcher()]);
+}
+
+/** The acked-set check through node i: every live id readable with its metadata, every deleted id gone. */
+async function checkAcked(acked: Acked, i: number): Promise<void> {
+  for (const id of acked.live) {
+    const p = await until503Passes(() => cluster.call(i)('GET', `/datasets/${datasetId}/payload/${id}`));
+    expect(p.status, `acknowledged id ${id} through n${i + 1}: ${JSON.stringify(p.body)}`).toBe(200);
+    expect(p.body.metadata.n).toBe(id);
+  }
+  for (const id of acked.deletedAt.keys()) {
+    const p = await until503Passes(() => cluster.call(i)('GET', `/datasets/${datasetId}/payload/${id}`));
+    expect(p.status, `deleted id ${id} through n${i + 1}`).toBe(404);
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
+
+beforeAll(async () => {
+  cluster = await startCluster({ nodes: 3, leaseMs: 1500, graceMs: 500, ackTimeoutMs: 1500 });
+  const made = await cluster.call(0)('POST', '/datasets', { name: 'faults', dim: DIM, metric: 'l2' });
+  expect(made.status).toBe(201);
+  datasetId = made.body.id;
+  const first = await until503Passes(() => cluster.call(1)('POST', `/datasets/${datasetId}/insert`, { vectors: [{ id: 1, values: vector(1), metadata: { n: 1 } }] }));
+  expect(first.status).toBe(200);
+}, 90_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('cluster faults', () => {
+  it('F1: kill -9 of a node during writes, deletes and searches: the survivors answer every search, and every acknowledged write is there', async () => {
+    const acked = new Acked();
+    acked.upserted([1]);
+    let killed = false;
+    let stop!: () => void;
+    const stopped = new Promise<void>((res) => (stop = res));
+    const running = load(acked, () => (killed ? [0, 1] : [0, 1, 2]), stopped, 10_000);
+    await sleep(2000);
+    const before = acked.searches;
+    // Searches routed to the dying node itself fail (connection refused): those are not the
+    // survivors'. From the kill on, only the survivors are asked.
+    killed = true;
+    await cluster.nodes[2]!.stop('SIGKILL');
+    cluster.nodes[2] = null;
+    await sleep(4000);
+    stop();
+    await running;
+    expect(acked.searches - before).toBeGreaterThan(20);
+    const survivorsFailures = acked.failedSearches.filter((f) => !f.startsWith('n3'));
+    expect(survivorsFailures, survivorsFailures.slice(0, 5).join('\n')).toEqual([]);
+    expect(acked.staleHits, acked.staleHits.slice(0, 5).join('\n')).toEqual([]);
+    expect(acked.live.size).toBeGreaterThan(50);
+    await checkAcked(acked, 0);
+    await checkAcked(acked, 1);
+    // The node comes back as itself and rejoins.
+    await cluster.start(2);
+    await checkAcked(acked, 2);
+  }, 120_000);
+
+  it('F2: a node paused (SIGSTOP) past its lease: writes go on, it is demoted, then after SIGCONT it serves nothing stale and rejoins', async () => {
+    const acked = new Acked();
+    let stop!: () => void;
+    const stopped = new Promise<void>((res) => (stop = res));
+    const running = load(acked, () => [0, 1], stopped, 100_000);
+    await sleep(1000);
+    const paused = cluster.nodes[2]!;
+    process.kill(paused.pid, 'SIGSTOP');
+    await sleep(4000); // past the 1.5 s lease and the 0.5 s grace
+    // While it is paused, writes through the others are acknowledged (a laggard is demoted).
+    const during = acked.live.size;
+    await sleep(2000);
+    expect(acked.live.size).toBeGreaterThan(during);
+    process.kill(paused.pid, 'SIGCONT');
+    // Right after it resumes, and later, the searches through it must not return deleted ids:
+    // the load now goes through all three nodes.
+    stop();
+    await running;
+    const acked2 = acked;
+    let stop2!: () => void;
+    const stopped2 = new Promise<void>((res) => (stop2 = res));
+    const running2 = load(acked2, () => [0, 1, 2], stopped2, 200_000);
+    await sleep(4000);
+    stop2();
+    await running2;
+    expect(acked2.staleHits, acked2.staleHits.slice(0, 5).join('\n')).toEqual([]);
+    // Searches through the resumed node may fail while it renews its lease; none after.
+    const health = await until503Passes(async () => {
+      const h = await (await fetch(`${paused.url}/healthz`)).json();
+      return { status: h.cluster.serving ? 200 : 503, body: h };
+    }, 10_000);
+    expect(health.status).toBe(200);
+    for (const i of [0, 1, 2]) await checkAcked(acked2, i);
+  }, 120_000);
+
+  it('F11: every process killed at once, then all started again: every acknowledged insert and delete is reflected', async () => {
+    const acked = new Acked();
+    let stop!: () => void;
+    const stopped = new Promise<void>((res) => (stop = res));
+    const running = load(acked, () => [0, 1, 2], stopped, 300_000);
+    await sleep(2000);
+    await Promise.all(cluster.nodes.map((n) => n?.stop('SIGKILL')));
+    stop();
+    await running;
+    expect(acked.live.size).toBeGreaterThan(20);
+    for (let i = 0; i < 3; i++) cluster.nodes[i] = null;
+    await Promise.all([0, 1, 2].map((i) => cluster.start(i)));
+    for (const i of [0, 1, 2]) await checkAcked(acked, i);
+    const s = await until503Passes(() => cluster.call(0)('POST', `/datasets/${datasetId}/search`, { query: vector([...acked.live][0]!), top_k: 1 }));
+    expect(s.status).toBe(200);
+    expect(s.body.results[0].id).toBe([...acked.live][0]);
+  }, 120_000);
+});
