@@ -21,6 +21,7 @@ import { ParquetLoadHandler } from '../bulk/parquet-load.js';
 import { ParquetLoader } from '../bulk/parquet-file-loader.js';
 import { BulkUploads } from '../bulk/uploads.js';
 import { LmdbJobQueue } from '../jobs/lmdb-queue.js';
+import type { JobQueue } from '../jobs/queue.js';
 import { JobRunner } from '../jobs/runner.js';
 import { Scheduler } from '../jobs/scheduler.js';
 import { UploadJobs } from '../jobs/uploads.js';
@@ -132,7 +133,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   cluster?.catalog.onChange((changes) => {
     for (const c of changes) if (c.db === 'externalIds' && c.value !== undefined) datasets.externalIdsWritten(String((c.key as unknown[])[0]));
   });
-  const jobs = new LmdbJobQueue(store);
+  const jobs: JobQueue = cluster ? cluster.jobs : new LmdbJobQueue(store);
   const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
   const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
@@ -278,8 +279,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   }
   listening = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const uploadBase = (req: Request) => config.publicUploadUrl ?? `http://${hostOf(req.headers.host, config.host)}:${uploadPort}`;
-  // Jobs run where they were queued (the embedded queue is per node): a cluster node without
-  // the worker role queues none and runs none.
+  // In a cluster, any node with the worker role takes jobs from the shared queue.
   if (!config.cluster || config.cluster.roles.includes('worker')) {
     runner.start();
     scheduler.start();

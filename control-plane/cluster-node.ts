@@ -14,6 +14,7 @@ import { CatalogLog } from '../cluster/catalog-log.js';
 import { Controller } from '../cluster/controller.js';
 import { Heartbeat, registerNode } from '../cluster/membership.js';
 import { Notifications } from '../cluster/notifications.js';
+import { PgJobQueue } from '../cluster/pg-job-queue.js';
 import { createClusterDataset, dropClusterDataset } from '../cluster/replica-state.js';
 import { ClusterRouter } from '../cluster/router.js';
 import { ShardHost } from '../cluster/shard-host.js';
@@ -30,6 +31,8 @@ export interface ClusterNode {
   readonly config: ClusterConfig;
   readonly catalog: CatalogLog;
   readonly placement: DatasetPlacement;
+  /** The cluster's job queue: every node lists every job, any worker takes it. */
+  readonly jobs: PgJobQueue;
   /** Step two: hosts replicas (search role) and routes; the router is what retrieval takes. */
   serve(engine: Engine, runner: ShardRunner, store: ControlStore): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
   /** For /healthz: this node's view of itself. */
@@ -52,6 +55,8 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
   await registerNode(pool, { id: config.nodeId, address: config.advertiseUrl, roles: config.roles }, config.leaseMs);
   const heartbeat = new Heartbeat(pool, config.nodeId, { intervalMs: config.heartbeatMs, leaseMs: config.leaseMs });
   await heartbeat.start();
+  const jobs = new PgJobQueue(pool, config.nodeId);
+  await jobs.start();
   const tellShardMap = () => void pool.query('SELECT pg_notify($1, $2)', [SHARD_MAP_CHANNEL, config.nodeId]).catch(() => {});
   const controller = new Controller(pool, config.nodeId, { leaseMs: config.leaseMs, intervalMs: config.heartbeatMs, graceMs: config.graceMs, onChange: tellShardMap });
   controller.start();
@@ -74,6 +79,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     config,
     catalog,
     placement,
+    jobs,
     async serve(engine, runner, control) {
       if (config.roles.includes('search')) {
         host = new ShardHost({

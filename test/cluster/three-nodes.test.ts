@@ -8,7 +8,9 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { desiredReplicas } from '../../dist/cluster/placement.js';
 import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
 import { client } from '../support/serve.js';
 
@@ -154,15 +156,63 @@ describe('a three-node cluster', () => {
     expect(r.status).toBe(200);
     expect(r.body.results[0].id).toBe(21);
     expect((await call(2)('GET', `/datasets/${datasetId}/payload/20`)).status).toBe(404);
-    // The controller places its replicas back on it (rendezvous hashing picks it again).
+    // The controller converges on the placement rendezvous hashing asks for with the three nodes
+    // live: each shard's in-sync replicas are its two desired nodes (n3 among them where it ranks).
+    const db = new pg.Client({ connectionString: cluster.pg.url });
+    await db.connect();
+    const nodes = [1, 2, 3].map((k) => ({ id: `n${k}`, zone: null }));
+    const activeOf = async () => {
+      const { rows } = await db.query(`SELECT shard, node FROM shard_replicas WHERE dataset = $1 AND state = 'active' ORDER BY shard, node`, [datasetId]);
+      return [0, 1].map((shard) => rows.filter((r) => r.shard === shard).map((r) => r.node));
+    };
+    const desired = [0, 1].map((shard) => desiredReplicas(datasetId, shard, 2, nodes).sort());
     const end = Date.now() + 20_000;
-    let hosted = 0;
-    while (hosted === 0 && Date.now() < end) {
-      hosted = (await (await fetch(`${cluster.nodes[2]!.url}/healthz`)).json()).cluster.replicas;
-      if (hosted === 0) await new Promise((res) => setTimeout(res, 200));
+    let active = await activeOf();
+    while (JSON.stringify(active) !== JSON.stringify(desired) && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 200));
+      active = await activeOf();
     }
-    expect(hosted).toBeGreaterThan(0);
+    await db.end();
+    expect(active).toEqual(desired);
+    const hosted = (await (await fetch(`${cluster.nodes[2]!.url}/healthz`)).json()).cluster.replicas;
+    expect(hosted).toBeGreaterThanOrEqual(desired.filter((d) => d.includes('n3')).length);
   }, 60_000);
+
+  it('an ingestion job queued through one node is listed by every node, runs on a worker, and its chunks are searched through another', async () => {
+    const ds = await call(0)('POST', '/datasets', { name: 'texts' });
+    expect(ds.status).toBe(201);
+    const src = await call(0)('POST', '/ingestion/sources', { source_type: 'file_upload', name: 'notes', config: { sync_mode: 'incremental' } });
+    expect(src.status, JSON.stringify(src.body)).toBe(201);
+    const files = [
+      { name: 'lighthouse.md', text: '# The lighthouse\n\nThe keeper climbs 217 steps every evening to light the lamp.\n', type: 'text/markdown' },
+      { name: 'bees.txt', text: 'A honey bee visits fifty to one hundred flowers on each trip out of the hive.\n', type: 'text/plain' },
+    ];
+    const init = await call(1)('POST', `/ingestion/sources/${src.body.id}/upload/init`, {
+      dataset_id: ds.body.id,
+      files: files.map((f) => ({ name: f.name, size_bytes: Buffer.byteLength(f.text), content_type: f.type })),
+    });
+    expect(init.status, JSON.stringify(init.body)).toBeLessThan(300);
+    for (const [k, f] of files.entries()) {
+      const put = await fetch(init.body.uploads[k].upload_url, { method: 'PUT', headers: { 'content-type': f.type }, body: f.text });
+      expect(put.status).toBeLessThan(300);
+    }
+    const done = await call(2)('POST', `/ingestion/sources/${src.body.id}/upload/complete`, { job_id: init.body.job_id, file_ids: init.body.uploads.map((u: { file_id: string }) => u.file_id) });
+    expect(done.status, JSON.stringify(done.body)).toBeLessThan(300);
+    const end = Date.now() + 60_000;
+    let job: any;
+    while (Date.now() < end) {
+      job = (await call((Date.now() / 100) % 3 | 0)('GET', `/ingestion/jobs/${init.body.job_id}`)).body;
+      if (job?.status === 'completed' || job?.status === 'failed') break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    for (const i of [0, 1, 2]) expect((await call(i)('GET', `/ingestion/jobs/${init.body.job_id}`)).body.status).toBe('completed');
+    const docs = await call(1)('GET', `/datasets/${ds.body.id}/documents`);
+    expect(docs.body.documents.map((d: { status: string }) => d.status)).toEqual(['ready', 'ready']);
+    const hit = await call(2)('POST', `/datasets/${ds.body.id}/search`, { query_text: 'how many steps does the keeper climb?', top_k: 1, include_documents: true });
+    expect(hit.status, JSON.stringify(hit.body)).toBe(200);
+    expect(hit.body.results[0].doc_value).toContain('217 steps');
+  }, 90_000);
 
   it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [cli, 'keys', 'create', '--org', 'default', '--role', 'member'], { env: { ...process.env, ...cluster.env } });
