@@ -121,16 +121,9 @@ export class CatalogLog implements CatalogJournal {
     await this.chain.catch(() => {});
   }
 
-  /**
-   * Applies the log up to its head now (read-your-writes of another node's transactions);
-   * answers how many entries that applied.
-   */
-  sync(): Promise<number> {
-    return this.exclusive(async () => {
-      const before = this.appliedSeq;
-      await this.catchUp(this.opts.pool);
-      return this.appliedSeq - before;
-    });
+  /** Applies the log up to its head now (read-your-writes of another node's transactions). */
+  sync(): Promise<void> {
+    return this.exclusive(() => this.catchUp(this.opts.pool));
   }
 
   staged(seq: number, changes: readonly CapturedChange[]): void {

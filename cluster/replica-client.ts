@@ -7,15 +7,22 @@
  * vecstack_router_failed, which tells the router to try another replica.
  */
 import { isErrorCode, SableError } from '../errors/codes.js';
-import type { Metadata } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
-import { CLUSTER_SECRET_HEADER, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
+import { CLUSTER_SECRET_HEADER, type AdminBody, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
 
 export interface ReplicaCalls {
   sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }>;
   search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number }>;
   point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number): Promise<{ metadata: Metadata; vector?: Float32Array } | undefined>;
+  stats(dataset: string, shard: number): Promise<DatasetStats>;
+  rebuild(dataset: string, shard: number): Promise<void>;
+  /** Applies the dataset record's settings now; the replica's promotion policy and SLA state after. */
+  settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
 }
+
+/** Time a settings change may take on a replica (it may wait for a seal to finish). */
+const ADMIN_WAIT_MS = 10_000;
 
 /** Time a remote call may take beyond the wait it asks the replica for. */
 const CALL_MARGIN_MS = 2000;
@@ -59,6 +66,18 @@ export class HttpReplica implements ReplicaCalls {
     const answer = await this.call<PointAnswer>(dataset, shard, 'point', body, waitMs);
     if (!answer.found) return undefined;
     return { metadata: (answer.metadata ?? {}) as Metadata, ...(answer.vector ? { vector: Float32Array.from(answer.vector) } : {}) };
+  }
+
+  stats(dataset: string, shard: number): Promise<DatasetStats> {
+    return this.call<DatasetStats>(dataset, shard, 'admin', { op: 'stats' } satisfies AdminBody, ADMIN_WAIT_MS);
+  }
+
+  async rebuild(dataset: string, shard: number): Promise<void> {
+    await this.call<unknown>(dataset, shard, 'admin', { op: 'rebuild' } satisfies AdminBody, ADMIN_WAIT_MS);
+  }
+
+  settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
+    return this.call(dataset, shard, 'admin', { op: 'settings' } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
   private async call<T>(dataset: string, shard: number, what: string, body: unknown, waitMs: number): Promise<T> {

@@ -79,3 +79,6 @@ export const PointAnswer = Type.Object({
   vector: Type.Optional(Type.Array(Type.Number())),
 });
 export type PointAnswer = Static<typeof PointAnswer>;
+
+export const AdminBody = Type.Object({ op: StringEnum(['stats', 'rebuild', 'settings'] as const) });
+export type AdminBody = Static<typeof AdminBody>;

@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
-import type { Metadata } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
 import { HttpReplica, type ReplicaCalls } from './replica-client.js';
@@ -78,6 +78,51 @@ export class ClusterRouter implements ShardedVectors {
     const shard = shardOf(id, settings.shards);
     const entry = (await this.map(r)).find((e) => e.shard === shard)!;
     return this.onReplica(r, entry, (calls) => calls.point(r.id, shard, entry.lastSeq, id, withVector, this.opts.readWaitMs ?? 1000));
+  }
+
+  /** Every shard's statistics from one in-sync replica, summed (a dataset is the union of its shards). */
+  async stats(r: DatasetRecord): Promise<DatasetStats> {
+    const map = await this.map(r);
+    const per = await Promise.all(map.map((e) => this.onReplica(r, e, (calls) => calls.stats(r.id, e.shard))));
+    const building = per.filter((s) => s.index_status === 'building');
+    const built = per.map((s) => s.built_at).filter((b): b is string => b !== null).sort();
+    return {
+      ...per[0]!,
+      name: r.id,
+      vector_count: sum(per, (s) => s.vector_count),
+      deleted_count: sum(per, (s) => s.deleted_count),
+      partitions: sum(per, (s) => s.partitions),
+      growing_vectors: sum(per, (s) => s.growing_vectors),
+      memory_bytes: sum(per, (s) => s.memory_bytes),
+      storage_bytes: sum(per, (s) => s.storage_bytes),
+      // Building while any shard builds; ready once every shard is; empty while all are.
+      index_status: building.length > 0 ? 'building' : per.every((s) => s.index_status === 'empty') ? 'empty' : 'ready',
+      progress: building.length > 0 ? Math.min(...building.map((s) => s.progress)) : 100,
+      built_at: built.at(-1) ?? null,
+    };
+  }
+
+  /** Every in-sync replica rebuilds its index. */
+  async rebuild(r: DatasetRecord): Promise<void> {
+    await this.everyReplica(r, (calls, shard) => calls.rebuild(r.id, shard));
+  }
+
+  /** Every in-sync replica applies the record's settings; one's policy and SLA state. */
+  async apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
+    const all = await this.everyReplica(r, (calls, shard) => calls.settings(r.id, shard));
+    return all[0]!;
+  }
+
+  /** `fn` on every in-sync replica of every shard; a replica that refuses fails the call. */
+  private async everyReplica<T>(r: DatasetRecord, fn: (calls: ReplicaCalls, shard: number) => Promise<T>): Promise<T[]> {
+    const map = await this.map(r);
+    const jobs: Promise<T>[] = [];
+    for (const e of map) {
+      const replicas = serving(e);
+      if (replicas.length === 0) notServing(r, e);
+      for (const replica of replicas) jobs.push(fn(this.calls(replica), e.shard));
+    }
+    return Promise.all(jobs);
   }
 
   /** The write's appended entries applied as `concern` asks; answers the summed results (a delete's count). */
@@ -183,6 +228,10 @@ export class ClusterRouter implements ShardedVectors {
 /** Replicas that serve reads and count for acks: in the in-sync set, on a live node. */
 function serving(entry: ShardMapEntry): ShardReplica[] {
   return entry.replicas.filter((x) => x.state === 'active' && x.live);
+}
+
+function sum<T>(items: T[], of: (x: T) => number): number {
+  return items.reduce((acc, x) => acc + of(x), 0);
 }
 
 function needed(concern: WriteConcern, replicas: number): number {

@@ -12,7 +12,7 @@
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
 import { SableError } from '../errors/codes.js';
-import type { Dataset, Engine, ShardRunner } from '../engine/index.js';
+import type { Dataset, DatasetStats, Engine, PromotionPolicy, ShardRunner, SlaStatus } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
 import type { Heartbeat } from './membership.js';
@@ -38,7 +38,10 @@ const REMEMBERED_RESULTS = 4096;
 
 class HostedReplica {
   reported = -1;
-  schemaVersion: number;
+  /** The record's updated_at whose settings the replica applied last. */
+  settingsOf: string;
+  /** What of the record the engine dataset holds, per kind of setting (each is costly to apply again). */
+  applied: { schema: number; defaults: string; promotion: string; sla: string };
   readonly results = new Map<number, number>();
 
   constructor(
@@ -49,13 +52,18 @@ class HostedReplica {
     record: DatasetRecord,
     public state: NodeReplica['state'],
   ) {
-    this.schemaVersion = record.schema_version;
+    this.settingsOf = record.updated_at;
+    this.applied = { schema: record.schema_version, defaults: defaultsOf(record), promotion: JSON.stringify(record.promotion ?? null), sla: JSON.stringify(record.sla ?? null) };
   }
 
   remember(seq: number, result: number): void {
     this.results.set(seq, result);
     if (this.results.size > REMEMBERED_RESULTS) this.results.delete(this.results.keys().next().value!);
   }
+}
+
+function defaultsOf(record: DatasetRecord): string {
+  return JSON.stringify([record.index_type, record.tuning]);
 }
 
 export function replicaName(dataset: string, shard: number): string {
@@ -135,6 +143,41 @@ export class ShardHost {
     return { metadata, ...(withVector ? { vector: r.engineDataset.getVector(id) ?? new Float32Array(0) } : {}) };
   }
 
+  /** The replica's engine statistics. */
+  async stats(dataset: string, shard: number): Promise<DatasetStats> {
+    return this.serving(dataset, shard).engineDataset.stats();
+  }
+
+  /** Starts a rebuild of the replica's index. */
+  async rebuild(dataset: string, shard: number): Promise<void> {
+    const r = this.serving(dataset, shard);
+    void r.engineDataset.rebuild().catch((e) => console.error(`sable: index rebuild of ${replicaName(dataset, shard)} failed:`, e));
+  }
+
+  /** Applies the record's settings now (a settings change answers once they hold); the policy and SLA state after. */
+  async settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
+    const r = this.serving(dataset, shard);
+    const record = this.opts.record(dataset);
+    if (record && record.updated_at !== r.settingsOf) await this.applyRecord(r, record);
+    return { promotion: r.engineDataset.promotionPolicy, sla: r.engineDataset.sla };
+  }
+
+  /**
+   * What changed of the record's schema, defaults, promotion policy and SLA, into the replica's
+   * engine dataset (a record changes at every write that observes metadata: most passes find
+   * nothing to do).
+   */
+  private async applyRecord(r: HostedReplica, record: DatasetRecord): Promise<void> {
+    const ds = r.engineDataset;
+    const now = { schema: record.schema_version, defaults: defaultsOf(record), promotion: JSON.stringify(record.promotion ?? null), sla: JSON.stringify(record.sla ?? null) };
+    if (now.schema !== r.applied.schema) await ds.setColumnTypes(Object.fromEntries(record.schema.map((f) => [f.name, f.type])));
+    if (now.defaults !== r.applied.defaults) await ds.setDefaults({ indexType: record.index_type, tuning: engineTuning(record.tuning) });
+    if (now.promotion !== r.applied.promotion && record.promotion) await ds.setPromotionPolicy(record.promotion);
+    if (now.sla !== r.applied.sla && record.sla) await ds.setSla(record.sla);
+    r.applied = now;
+    r.settingsOf = record.updated_at;
+  }
+
   private async caughtUp(r: HostedReplica, minSeq: number, waitMs: number): Promise<void> {
     if (r.tailer.applied >= minSeq) return;
     await r.tailer.waitFor(minSeq, waitMs).catch(() => {
@@ -184,10 +227,7 @@ export class ShardHost {
       let hosted = this.replicas.get(name);
       if (!hosted) hosted = await this.host(a, record);
       hosted.state = a.state;
-      if (record.schema_version !== hosted.schemaVersion) {
-        await hosted.engineDataset.setColumnTypes(Object.fromEntries(record.schema.map((f) => [f.name, f.type])));
-        hosted.schemaVersion = record.schema_version;
-      }
+      if (record.updated_at !== hosted.settingsOf) await this.applyRecord(hosted, record);
       const applied = hosted.tailer.applied;
       if (a.state === 'initializing' || a.state === 'stale') {
         const joined = await joinIsr(pool, a.dataset, a.shard, nodeId, applied);
@@ -217,6 +257,8 @@ export class ShardHost {
       indexType: record.index_type,
       tuning: engineTuning(record.tuning),
       schema: record.schema.map((e) => ({ name: e.name, type: e.type })),
+      ...(record.promotion ? { promotion: record.promotion } : {}),
+      ...(record.sla ? { sla: record.sla } : {}),
     });
     let hosted: HostedReplica | undefined;
     const tailer = new LogTailer({

@@ -238,11 +238,13 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const handler = async (req: Request) => {
     const preflight = cors.preflight(req, (path) => router.methodsOf(path));
     if (preflight) return preflight;
+    const catalogSeen = cluster?.catalog.applied ?? 0;
     let { response, pattern, requestId } = dashboard.answer(req) ?? (await router.handle(req));
     // In a cluster, a record made through another node a moment ago may not have reached this
     // node's catalog copy yet: a miss (404, or 401 for a new key) catches the copy up with the
-    // log and answers again, so a client sees its own writes whichever node it reaches next.
-    if (cluster && (response.status === 404 || response.status === 401) && !router.streams(req.method, req.path) && (await cluster.catalog.sync().catch(() => 0)) > 0) {
+    // log and answers again when the copy moved since the request began, so a client sees its
+    // own writes whichever node it reaches next.
+    if (cluster && (response.status === 404 || response.status === 401) && !router.streams(req.method, req.path) && (await cluster.catalog.sync().then(() => cluster.catalog.applied > catalogSeen, () => false))) {
       req.headers['x-request-id'] ??= requestId;
       ({ response, pattern, requestId } = await router.handle(req));
     }

@@ -65,7 +65,15 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     void controller.reconcile().catch(() => {});
     void host?.nudge().catch(() => {});
   });
+  let router: ClusterRouter | undefined;
+  const routed = () => {
+    if (!router) throw new Error('the cluster router is not serving yet');
+    return router;
+  };
   const placement: DatasetPlacement = {
+    stats: (r) => routed().stats(r),
+    rebuild: (r) => routed().rebuild(r),
+    apply: (r) => routed().apply(r),
     create: async (r) => {
       await createClusterDataset(pool, r.id, config.shards, config.replicas);
       tellShardMap();
@@ -94,7 +102,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
         });
         await host.start();
       }
-      const router = new ClusterRouter({ pool, nodeId: config.nodeId, secret: config.secret, ackTimeoutMs: config.ackTimeoutMs, ...(host ? { local: host } : {}) });
+      router = new ClusterRouter({ pool, nodeId: config.nodeId, secret: config.secret, ackTimeoutMs: config.ackTimeoutMs, ...(host ? { local: host } : {}) });
       return { router, host };
     },
     status: () => ({

@@ -2,7 +2,7 @@
  * The API's dataset object as stored in the control store (the engine keeps its own manifest of
  * the dataset's vectors: engine/lmdb-store.ts, DatasetManifest).
  */
-import type { ColumnType, IndexType, Metric } from '../../engine/index.js';
+import type { ColumnType, IndexType, Metric, PromotionPolicy, SlaConfig } from '../../engine/index.js';
 
 /** The contract's schema types: the engine's column types but booleans. */
 export type SchemaType = Exclude<ColumnType, 'bool'>;
@@ -35,6 +35,12 @@ export interface DatasetRecord {
   schema: SchemaEntry[];
   schema_version: number;
   observations: Observations;
+  /**
+   * Cluster mode: the settings every replica of the dataset applies (embedded, the engine
+   * dataset keeps them itself).
+   */
+  promotion?: Partial<PromotionPolicy>;
+  sla?: Partial<SlaConfig>;
   created_at: string;
   updated_at: string;
 }

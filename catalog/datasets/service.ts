@@ -5,7 +5,18 @@
  */
 import { badRequest, SableError } from '../../errors/codes.js';
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SLA, resolveTuning, type Dataset, type Engine, type Metadata } from '../../engine/index.js';
+import {
+  DEFAULT_SLA,
+  resolveTuning,
+  type Dataset,
+  type DatasetStats,
+  type Engine,
+  type IndexType,
+  type Metadata,
+  type PromotionPolicy,
+  type SlaConfig,
+  type SlaStatus,
+} from '../../engine/index.js';
 import type { ControlStore } from '../store.js';
 import { DEFAULT_HYBRID_ALPHA, type DatasetRecord, type Observations, type SchemaEntry } from './record.js';
 import { publicDataset } from './views.js';
@@ -31,6 +42,15 @@ export interface DatasetPlacement {
   create(r: DatasetRecord): Promise<void>;
   /** Removes its shards, their logs and replicas. */
   drop(datasetId: string): Promise<void>;
+  /** The engine statistics of every shard (one in-sync replica each), summed. */
+  stats(r: DatasetRecord): Promise<DatasetStats>;
+  /** Every in-sync replica rebuilds its index (in the background). */
+  rebuild(r: DatasetRecord): Promise<void>;
+  /**
+   * Every in-sync replica applies the record's settings now (index type, tuning, promotion
+   * policy, SLA); answers the policy and SLA state of one of them.
+   */
+  apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
 }
 
 export class DatasetService {
@@ -195,6 +215,72 @@ export class DatasetService {
       this.store.datasets.put(current.id, current);
       return current;
     });
+  }
+
+  /** Vector counts, storage and index state (in a cluster, summed over the shards). */
+  async stats(r: DatasetRecord): Promise<DatasetStats> {
+    return this.opts.placement ? this.opts.placement.stats(r) : this.engineOf(r).stats();
+  }
+
+  /** Starts a rebuild of the index in the background. */
+  async rebuild(r: DatasetRecord): Promise<void> {
+    if (this.opts.placement) return this.opts.placement.rebuild(r);
+    const ds = this.engineOf(r);
+    void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
+  }
+
+  /** The index type of new partitions (and, with `rebuild`, of every partition, rebuilt in the background). */
+  async setIndexType(r: DatasetRecord, indexType: IndexType, rebuild: boolean): Promise<DatasetRecord> {
+    const ds = this.opts.placement ? undefined : this.engineOf(r);
+    const next = await this.update(r, (cur) => (cur.index_type = indexType));
+    if (ds) await ds.setDefaults({ indexType });
+    else await this.opts.placement!.apply(next);
+    if (rebuild) await this.rebuild(next);
+    return next;
+  }
+
+  /** Tuning of new partitions, merged into the record's. */
+  async setTuning(r: DatasetRecord, tuning: Partial<DatasetRecord['tuning']>): Promise<DatasetRecord> {
+    const ds = this.opts.placement ? undefined : this.engineOf(r);
+    const next = await this.update(r, (cur) => {
+      cur.tuning = checkedTuning({ ...cur.tuning, ...tuning });
+    });
+    if (ds) await ds.setDefaults({ tuning: engineTuning(next.tuning) });
+    else await this.opts.placement!.apply(next);
+    return next;
+  }
+
+  async promotionPolicy(r: DatasetRecord): Promise<PromotionPolicy> {
+    return this.opts.placement ? (await this.opts.placement.apply(r)).promotion : this.engineOf(r).promotionPolicy;
+  }
+
+  async setPromotionPolicy(r: DatasetRecord, policy: Partial<PromotionPolicy>): Promise<PromotionPolicy> {
+    if (!this.opts.placement) return this.engineOf(r).setPromotionPolicy(policy);
+    return (await this.applied(r, (cur) => (cur.promotion = { ...cur.promotion, ...policy }))).promotion;
+  }
+
+  async sla(r: DatasetRecord): Promise<SlaStatus> {
+    return this.opts.placement ? (await this.opts.placement.apply(r)).sla : this.engineOf(r).sla;
+  }
+
+  async setSla(r: DatasetRecord, config: Partial<SlaConfig>): Promise<SlaStatus> {
+    if (!this.opts.placement) return this.engineOf(r).setSla(config);
+    return (await this.applied(r, (cur) => (cur.sla = { ...cur.sla, ...config }))).sla;
+  }
+
+  /**
+   * Cluster mode: a settings change is stored in the record, then applied by every in-sync
+   * replica; one that refuses it (a value the engine rejects) puts the record back as it was.
+   */
+  private async applied(r: DatasetRecord, change: (cur: DatasetRecord) => void) {
+    const before = this.store.datasets.get(r.id);
+    const next = await this.update(r, change);
+    try {
+      return await this.opts.placement!.apply(next);
+    } catch (e) {
+      if (before) await this.update(next, (cur) => Object.assign(cur, { promotion: before.promotion, sla: before.sla }));
+      throw e;
+    }
   }
 
   /** PATCH schema: merge or replace, then retype the engine's filter columns. */

@@ -1,6 +1,6 @@
 /** Dataset routes: lifecycle, schema, index, policies, SLA, stats. */
 import type { DatasetRecord } from '../../catalog/datasets/record.js';
-import { checkedTuning, engineTuning, type DatasetService } from '../../catalog/datasets/service.js';
+import type { DatasetService } from '../../catalog/datasets/service.js';
 import { badRequest } from '../../errors/codes.js';
 import { indexView, slaView } from '../../catalog/datasets/views.js';
 import { route, type Route } from '../http/router.js';
@@ -46,7 +46,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     {
       method: 'GET', path: '/datasets/:datasetId/stats', auth: 'key', summary: 'Vector count, storage, index status', responses: { 200: S.Stats },
       handler: async ({ caller, params }) => {
-        const s = svc.engineOf(svc.get(caller.orgId, params.datasetId)).stats();
+        const s = await svc.stats(svc.get(caller.orgId, params.datasetId));
         return json(200, {
           vector_count: s.vector_count,
           deleted_count: s.deleted_count,
@@ -62,7 +62,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     },
     {
       method: 'GET', path: '/datasets/:datasetId/index', auth: 'key', summary: 'Index type and build status', responses: { 200: S.IndexStatus },
-      handler: async ({ caller, params }) => json(200, indexView(svc.engineOf(svc.get(caller.orgId, params.datasetId)).stats())),
+      handler: async ({ caller, params }) => json(200, indexView(await svc.stats(svc.get(caller.orgId, params.datasetId)))),
     },
     route({
       method: 'POST', path: '/datasets/:datasetId/index', auth: 'key', summary: 'Set the index type and rebuild in the background',
@@ -70,12 +70,8 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       description: 'Answers 202 with the index status, building from the moment the rebuild is accepted.',
       handler: async ({ caller, params, body }) => {
         const r = svc.get(caller.orgId, params.datasetId);
-        const ds = svc.engineOf(r);
-        const indexType = body.index_type ?? 'sable';
-        await svc.update(r, (cur) => (cur.index_type = indexType));
-        await ds.setDefaults({ indexType });
-        void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
-        return json(202, indexView(svc.engineOf(svc.get(caller.orgId, r.id)).stats()));
+        const next = await svc.setIndexType(r, body.index_type ?? 'sable', true);
+        return json(202, indexView(await svc.stats(next)));
       },
     }),
     {
@@ -83,9 +79,9 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       responses: { 202: S.IndexStatus },
       description: 'Answers 202 with status building (progress 0 until the rebuild starts); poll GET /datasets/{id}/index.',
       handler: async ({ caller, params }) => {
-        const ds = svc.engineOf(svc.get(caller.orgId, params.datasetId));
-        void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${params.datasetId} failed:`, e));
-        return json(202, indexView(svc.engineOf(svc.get(caller.orgId, params.datasetId)).stats()));
+        const r = svc.get(caller.orgId, params.datasetId);
+        await svc.rebuild(r);
+        return json(202, indexView(await svc.stats(r)));
       },
     },
     route({
@@ -121,12 +117,12 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     {
       method: 'GET', path: '/datasets/:datasetId/promotion-policy', auth: 'key', summary: 'Promotion policy of the growing partition',
       responses: { 200: S.PromotionAnswer },
-      handler: async ({ caller, params }) => json(200, svc.engineOf(svc.get(caller.orgId, params.datasetId)).promotionPolicy),
+      handler: async ({ caller, params }) => json(200, await svc.promotionPolicy(svc.get(caller.orgId, params.datasetId))),
     },
     route({
       method: 'PUT', path: '/datasets/:datasetId/promotion-policy', auth: 'key', summary: 'Update the promotion policy',
       body: S.PromotionPolicy, responses: { 200: S.PromotionAnswer },
-      handler: async ({ caller, params, body }) => json(200, await svc.engineOf(svc.get(caller.orgId, params.datasetId)).setPromotionPolicy(body)),
+      handler: async ({ caller, params, body }) => json(200, await svc.setPromotionPolicy(svc.get(caller.orgId, params.datasetId), body)),
     }),
     route({
       method: 'POST', path: '/datasets/:datasetId/defaults/index-type', auth: 'key', summary: 'Default index type of new partitions',
@@ -135,33 +131,24 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         const r = svc.get(caller.orgId, params.datasetId);
         const indexType = body.index_type;
         if (!indexType) throw badRequest('index_type is required');
-        const ds = svc.engineOf(r);
-        const next = await svc.update(r, (cur) => (cur.index_type = indexType));
-        await ds.setDefaults({ indexType });
-        return json(200, view(next));
+        return json(200, view(await svc.setIndexType(r, indexType, false)));
       },
     }),
     route({
       method: 'POST', path: '/datasets/:datasetId/defaults/tuning', auth: 'key', summary: 'Default tuning of new partitions',
       body: S.Tuning, responses: { 200: S.Dataset },
       handler: async ({ caller, params, body }) => {
-        const r = svc.get(caller.orgId, params.datasetId);
-        const ds = svc.engineOf(r);
-        const next = await svc.update(r, (cur) => {
-          cur.tuning = checkedTuning({ ...cur.tuning, ...body });
-        });
-        await ds.setDefaults({ tuning: engineTuning(next.tuning) });
-        return json(200, view(next));
+        return json(200, view(await svc.setTuning(svc.get(caller.orgId, params.datasetId), body)));
       },
     }),
     {
       method: 'GET', path: '/datasets/:datasetId/sla', auth: 'key', summary: 'SLA and the tuner state', responses: { 200: S.SlaAnswer },
-      handler: async ({ caller, params }) => json(200, slaView(svc.engineOf(svc.get(caller.orgId, params.datasetId)).sla)),
+      handler: async ({ caller, params }) => json(200, slaView(await svc.sla(svc.get(caller.orgId, params.datasetId)))),
     },
     route({
       method: 'PUT', path: '/datasets/:datasetId/sla', auth: 'key', summary: 'Set the SLA the tuner works toward',
       body: S.Sla, responses: { 200: S.SlaAnswer },
-      handler: async ({ caller, params, body }) => json(200, slaView(await svc.engineOf(svc.get(caller.orgId, params.datasetId)).setSla(body))),
+      handler: async ({ caller, params, body }) => json(200, slaView(await svc.setSla(svc.get(caller.orgId, params.datasetId), body))),
     }),
   ];
 }

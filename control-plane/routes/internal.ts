@@ -60,5 +60,15 @@ export function internalRoutes(host: ShardHost): Route[] {
         return json(200, answer);
       },
     }),
+    route({
+      method: 'POST', path: '/internal/shards/:dataset/:shard/admin', auth: 'cluster', summary: "A shard replica's statistics, index rebuild or settings",
+      body: W.AdminBody,
+      handler: async ({ params, body }) => {
+        const shard = shardParam(params.shard);
+        if (body.op === 'stats') return json(200, await host.stats(params.dataset, shard));
+        if (body.op === 'rebuild') return json(202, (await host.rebuild(params.dataset, shard), { rebuilding: true }));
+        return json(200, await host.settings(params.dataset, shard));
+      },
+    }),
   ];
 }

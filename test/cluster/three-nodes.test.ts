@@ -106,6 +106,33 @@ describe('a three-node cluster', () => {
     }
   });
 
+  it('stats, index and settings routes answer for the whole dataset through any node', async () => {
+    const stats = await call(1)('GET', `/datasets/${datasetId}/stats`);
+    expect(stats.status, JSON.stringify(stats.body)).toBe(200);
+    expect(stats.body.vector_count).toBe(live.size);
+    expect(stats.body).toMatchObject({ dim: DIM, metric: 'l2', index_type: 'sable' });
+    const index = await call(2)('GET', `/datasets/${datasetId}/index`);
+    expect(index.status).toBe(200);
+    expect((await call(0)('POST', `/datasets/${datasetId}/index/rebuild`)).status).toBe(202);
+    // Settings set through one node hold on every replica, read through another.
+    const policy = await call(0)('PUT', `/datasets/${datasetId}/promotion-policy`, { max_buffer_vectors: 5000 });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    expect(policy.body.max_buffer_vectors).toBe(5000);
+    expect((await call(2)('GET', `/datasets/${datasetId}/promotion-policy`)).body.max_buffer_vectors).toBe(5000);
+    const sla = await call(1)('PUT', `/datasets/${datasetId}/sla`, { target_p99_us: 20_000 });
+    expect(sla.status, JSON.stringify(sla.body)).toBe(200);
+    expect((await call(0)('GET', `/datasets/${datasetId}/sla`)).body.target_p99_us).toBe(20_000);
+    // A value the engine refuses is the caller's 400, and the setting before it stays.
+    const bad = await call(2)('PUT', `/datasets/${datasetId}/sla`, { min_beam_width: 500, max_beam_width: 10 });
+    expect(bad.status, JSON.stringify(bad.body)).toBe(400);
+    const after = (await call(1)('GET', `/datasets/${datasetId}/sla`)).body;
+    expect(after.target_p99_us).toBe(20_000);
+    expect(after.min_beam_width).toBeLessThanOrEqual(after.max_beam_width);
+    // Searches still answer exactly after the rebuild and the new settings.
+    const s = await call(2)('POST', `/datasets/${datasetId}/search`, { query: vector(76), top_k: 1 });
+    expect(s.body.results[0].id).toBe(76);
+  });
+
   it('after kill -9 of a node: searches and one/default writes go on; `all` waits for a replacement replica; every acked write is there', async () => {
     await cluster.nodes[2]!.stop('SIGKILL');
     cluster.nodes[2] = null;
