@@ -3,21 +3,27 @@
  * question is refused), or the session's dataset, or every dataset of the organization (the
  * implicit scope skips one still provisioning, and says so in the trace).
  */
+import type { DatasetRecord } from '../catalog/datasets/record.js';
 import type { DatasetService } from '../catalog/datasets/service.js';
+import type { DatasetRows } from '../retrieval/rows.js';
 import { viewOf, type DatasetView } from './plan/dataset-view.js';
 import type { IntelligenceQuery } from './requests.js';
 import type { SessionRecord } from './sessions/store.js';
 import type { Scope, Work } from './work.js';
 
-export function scopeOf(datasets: DatasetService, orgId: string, b: IntelligenceQuery, session: SessionRecord | null): Scope {
-  const views = new Map<string, DatasetView>();
+/**
+ * The datasets in scope, checked now (a named dataset that does not exist or is not ready
+ * refuses the question); their views are read by `describeScope` once the run has started.
+ */
+export function scopeOf(datasets: DatasetService, rowsOf: (r: DatasetRecord) => DatasetRows, orgId: string, b: IntelligenceQuery, session: SessionRecord | null): Scope {
+  const pending: Scope['pending'] = [];
   const notes: string[] = [];
   if (b.dataset_ids) {
     for (const id of new Set(b.dataset_ids)) {
       const r = datasets.get(orgId, id);
-      views.set(r.id, viewOf(r, datasets.engineOf(r)));
+      pending.push({ record: r, rows: rowsOf(r) });
     }
-    return { views, notes };
+    return { views: new Map(), pending, notes };
   }
   const records = session?.dataset_id ? [datasets.get(orgId, session.dataset_id)] : datasets.list(orgId, Number.MAX_SAFE_INTEGER, 0).datasets;
   for (const r of records) {
@@ -25,9 +31,16 @@ export function scopeOf(datasets: DatasetService, orgId: string, b: Intelligence
       notes.push(`dataset ${r.name} is being provisioned: not searched`);
       continue;
     }
-    views.set(r.id, viewOf(r, datasets.engineOf(r)));
+    pending.push({ record: r, rows: rowsOf(r) });
   }
-  return { views, notes };
+  return { views: new Map(), pending, notes };
+}
+
+/** Reads each dataset's fields and size into the scope's views (in the order they were named). */
+export async function describeScope(scope: Scope): Promise<void> {
+  const views = await Promise.all(scope.pending.map((p) => viewOf(p.record, p.rows)));
+  for (const v of views) scope.views.set(v.record.id, v as DatasetView);
+  scope.pending = [];
 }
 
 /** The resolve phase in the trace: the datasets in scope with their fields, and those skipped. */

@@ -17,7 +17,7 @@ import { plan } from './plan/planner.js';
 import { announcePlan } from './plan/trace.js';
 import type { IntelligenceQuery } from './requests.js';
 import type { Run } from './runs/run.js';
-import { announceScope, scopeOf } from './scope.js';
+import { announceScope, describeScope, scopeOf } from './scope.js';
 import type { AnswerBounds } from './synthesis/extractive.js';
 import type { GenerativeModel } from './synthesis/generative.js';
 import { writeAnswer } from './synthesis/write-answer.js';
@@ -62,7 +62,7 @@ export class AnswerService {
       }
     }
     const session = b.session_id === undefined ? null : sessionOf(this.d.sessions, orgId, b.session_id);
-    const scope = scopeOf(this.d.datasets, orgId, b, session);
+    const scope = scopeOf(this.d.datasets, (r) => this.d.rowsOf(r), orgId, b, session);
     const mode = b.mode ?? 'auto';
     const run = this.d.runs.create(orgId, b.query, b.run_id);
     run.event({
@@ -116,6 +116,7 @@ export class AnswerService {
       await new Promise((resolve) => setImmediate(resolve));
       const history = historyOf(this.d.sessions, w);
       await appendQuestion(this.d.sessions, w);
+      await describeScope(w.scope);
       announceScope(w);
       const p = plan({ question: w.body.query, history, mode: w.mode, datasets: [...w.scope.views.values()] });
       const agentic = w.model !== null && p.path === 'tool_loop';

@@ -3,7 +3,9 @@
  * the tools' context, and what the tools gathered and computed (the answer is written from them).
  * The service's collaborators (`AnswerDeps`) are passed beside it, the same for every run.
  */
+import type { DatasetRecord } from '../catalog/datasets/record.js';
 import type { DatasetService } from '../catalog/datasets/service.js';
+import type { DatasetRows } from '../retrieval/rows.js';
 import type { DocumentStore } from '../catalog/documents/store.js';
 import type { SearchService } from '../retrieval/search.js';
 import type { Budget } from './budget.js';
@@ -19,6 +21,8 @@ import type { RetrievedChunk, ToolContext } from './tools/context.js';
 
 export interface AnswerDeps {
   datasets: DatasetService;
+  /** A dataset's rows beside search (its engine dataset's, or in a cluster its shards'). */
+  rowsOf(r: DatasetRecord): DatasetRows;
   search: SearchService;
   documents: DocumentStore;
   sessions: SessionStore;
@@ -30,6 +34,8 @@ export interface AnswerDeps {
 /** The datasets asked about, and why some were left out. */
 export interface Scope {
   views: Map<string, DatasetView>;
+  /** Datasets checked into scope whose views are not read yet (describeScope reads them). */
+  pending: { record: DatasetRecord; rows: DatasetRows }[];
   notes: string[];
 }
 

@@ -46,7 +46,7 @@ export class ParquetLoadHandler implements JobHandler {
       return;
     }
     // The dataset's index builds wait for the load (they would take the CPU it needs).
-    const releaseBuilds = job.validate_only ? () => {} : this.datasets.engineOf(record).holdBuilds();
+    const releaseBuilds = job.validate_only ? () => {} : this.datasets.holdBuilds(record);
     try {
       await this.loadFiles(job, record, t0, ctx);
     } finally {

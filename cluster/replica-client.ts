@@ -9,7 +9,7 @@
 import { isErrorCode, SableError } from '../errors/codes.js';
 import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
-import { CLUSTER_SECRET_HEADER, type AdminBody, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
+import { CLUSTER_SECRET_HEADER, type AdminBody, type RowsAnswer, type RowsBody, type RowsQuery, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
 
 export interface ReplicaCalls {
   sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }>;
@@ -19,6 +19,8 @@ export interface ReplicaCalls {
   rebuild(dataset: string, shard: number): Promise<void>;
   /** Applies the dataset record's settings now; the replica's promotion policy and SLA state after. */
   settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
+  /** The answer tools' reads of the replica's rows, once it applied `minSeq`. */
+  rows(dataset: string, shard: number, minSeq: number, waitMs: number, query: RowsQuery): Promise<RowsAnswer>;
 }
 
 /** Time a settings change may take on a replica (it may wait for a seal to finish). */
@@ -78,6 +80,10 @@ export class HttpReplica implements ReplicaCalls {
 
   settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
     return this.call(dataset, shard, 'admin', { op: 'settings' } satisfies AdminBody, ADMIN_WAIT_MS);
+  }
+
+  rows(dataset: string, shard: number, minSeq: number, waitMs: number, query: RowsQuery): Promise<RowsAnswer> {
+    return this.call<RowsAnswer>(dataset, shard, 'rows', { ...query, min_seq: minSeq, wait_ms: waitMs } satisfies RowsBody, waitMs);
   }
 
   private async call<T>(dataset: string, shard: number, what: string, body: unknown, waitMs: number): Promise<T> {

@@ -82,3 +82,24 @@ export type PointAnswer = Static<typeof PointAnswer>;
 
 export const AdminBody = Type.Object({ op: StringEnum(['stats', 'rebuild', 'settings'] as const) });
 export type AdminBody = Static<typeof AdminBody>;
+
+/** The answer tools' reads of a replica's rows (retrieval/rows.ts), once it applied `min_seq`. */
+export const RowsBody = Type.Object({
+  min_seq: Type.Integer({ minimum: 0 }),
+  wait_ms: Type.Integer({ minimum: 0, maximum: 60_000 }),
+  op: StringEnum(['describe', 'admits', 'matching', 'metadata'] as const),
+  max_values: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  ids: Type.Optional(Type.Array(Type.Number())),
+  filters: Type.Optional(Metadata),
+  advanced_filters: Type.Optional(ReplicaSearchBody.properties.advanced_filters),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+});
+export type RowsBody = Static<typeof RowsBody>;
+export type RowsQuery = Omit<RowsBody, 'min_seq' | 'wait_ms'>;
+
+/** describe: DatasetColumns; admits: 0/1 per id; matching: ids and truncated; metadata: one object (or null) per id. */
+export type RowsAnswer =
+  | { columnTypes: Record<string, string>; values: Record<string, string[] | null>; vectorCount: number }
+  | { admits: number[] }
+  | { ids: number[]; truncated: boolean }
+  | { metadata: (Record<string, unknown> | null)[] };

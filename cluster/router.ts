@@ -29,7 +29,9 @@ import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
 import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
+import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
+import type { RowsQuery } from './replica-wire.js';
 import { HttpReplica, type ReplicaCalls } from './replica-client.js';
 import { clusterDataset, demote, shardMap, type ClusterDatasetSettings, type ShardMapEntry, type ShardReplica } from './replica-state.js';
 import { appendWrite, splitByShard, type LogEntry } from './shard-log.js';
@@ -54,6 +56,11 @@ export class ClusterRouter implements ShardedVectors {
 
   async upsert(r: DatasetRecord, ids: number[], values: Float32Array, metadata: Metadata[]): Promise<void> {
     await this.write(r, { op: 'upsert', ids: Float64Array.from(ids), vectors: values, dim: r.dim, metadata }, 'default');
+  }
+
+  /** A bulk load's batch, as typed arrays (no copy into plain arrays). */
+  async upsertRows(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void> {
+    await this.write(r, { op: 'upsert', ids, vectors, dim: r.dim, ...(metadata ? { metadata } : {}) }, 'default');
   }
 
   async delete(r: DatasetRecord, ids: number[], writeConcern: WriteConcern): Promise<number> {
@@ -99,6 +106,67 @@ export class ClusterRouter implements ShardedVectors {
       index_status: building.length > 0 ? 'building' : per.every((s) => s.index_status === 'empty') ? 'empty' : 'ready',
       progress: building.length > 0 ? Math.min(...building.map((s) => s.progress)) : 100,
       built_at: built.at(-1) ?? null,
+    };
+  }
+
+  /** The dataset's rows for the answer tools: every shard's, merged (retrieval/rows.ts). */
+  rows(r: DatasetRecord): DatasetRows {
+    const waitMs = this.opts.readWaitMs ?? 1000;
+    const ask = async (q: RowsQuery, only?: number) => {
+      const map = await this.map(r);
+      const shards = only === undefined ? map : map.filter((e) => e.shard === only);
+      return Promise.all(shards.map(async (e) => ({ shard: e.shard, answer: await this.onReplica(r, e, (calls) => calls.rows(r.id, e.shard, e.lastSeq, waitMs, q)) })));
+    };
+    /** The ids split by shard, each with its positions in `ids`. */
+    const byShard = async (ids: Float64Array) => {
+      const shards = (await this.settings(r)).shards;
+      const groups = new Map<number, number[]>();
+      ids.forEach((id, k) => {
+        const s = shardOf(id, shards);
+        (groups.get(s) ?? groups.set(s, []).get(s)!).push(k);
+      });
+      return groups;
+    };
+    return {
+      describe: async (maxValues) => {
+        const parts = (await ask({ op: 'describe', max_values: maxValues })).map((p) => p.answer as DatasetColumns);
+        const columnTypes: DatasetColumns['columnTypes'] = {};
+        const values: DatasetColumns['values'] = {};
+        for (const part of parts) {
+          for (const [name, type] of Object.entries(part.columnTypes)) columnTypes[name] ??= type;
+          for (const [name, vs] of Object.entries(part.values)) {
+            // A column small in every shard may be large in all of them together.
+            const merged = vs === null || values[name] === null ? null : [...new Set([...(values[name] ?? []), ...vs])].sort();
+            values[name] = merged !== null && merged.length <= maxValues ? merged : null;
+          }
+        }
+        return { columnTypes, values, vectorCount: sum(parts, (p) => p.vectorCount) };
+      },
+      admits: async (ids, filters, advancedFilters) => {
+        const out = new Uint8Array(ids.length);
+        await Promise.all(
+          [...(await byShard(ids))].map(async ([shard, positions]) => {
+            const [{ answer }] = await ask({ op: 'admits', ids: positions.map((k) => ids[k]!), ...(filters ? { filters } : {}), ...(advancedFilters ? { advanced_filters: advancedFilters } : {}) }, shard);
+            (answer as { admits: number[] }).admits.forEach((v, j) => (out[positions[j]!] = v));
+          }),
+        );
+        return out;
+      },
+      matching: async (filters, advancedFilters, limit) => {
+        const parts = (await ask({ op: 'matching', limit, ...(filters ? { filters } : {}), ...(advancedFilters ? { advanced_filters: advancedFilters } : {}) })).map((p) => p.answer as { ids: number[]; truncated: boolean });
+        const all = Float64Array.from(parts.flatMap((p) => p.ids)).sort();
+        return { ids: all.slice(0, limit), truncated: parts.some((p) => p.truncated) || all.length > limit };
+      },
+      metadata: async (ids) => {
+        const out: (Metadata | undefined)[] = new Array(ids.length).fill(undefined);
+        await Promise.all(
+          [...(await byShard(ids))].map(async ([shard, positions]) => {
+            const [{ answer }] = await ask({ op: 'metadata', ids: positions.map((k) => ids[k]!) }, shard);
+            (answer as { metadata: (Metadata | null)[] }).metadata.forEach((m, j) => (out[positions[j]!] = m ?? undefined));
+          }),
+        );
+        return out;
+      },
     };
   }
 

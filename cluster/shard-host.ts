@@ -12,9 +12,11 @@
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
 import { SableError } from '../errors/codes.js';
-import type { Dataset, DatasetStats, Engine, PromotionPolicy, ShardRunner, SlaStatus } from '../engine/index.js';
+import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, ShardRunner, SlaStatus } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
+import { engineRows } from '../retrieval/rows.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
+import type { RowsAnswer, RowsQuery } from './replica-wire.js';
 import type { Heartbeat } from './membership.js';
 import type { Notifications } from './notifications.js';
 import { joinIsr, replicasOfNode, reportApplied, type NodeReplica } from './replica-state.js';
@@ -141,6 +143,27 @@ export class ShardHost {
     const metadata = r.engineDataset.getMetadata(id);
     if (metadata === undefined) return undefined;
     return { metadata, ...(withVector ? { vector: r.engineDataset.getVector(id) ?? new Float32Array(0) } : {}) };
+  }
+
+  /** The answer tools' reads of the replica's rows (retrieval/rows.ts), once it applied `minSeq`. */
+  async rows(dataset: string, shard: number, minSeq: number, waitMs: number, q: RowsQuery): Promise<RowsAnswer> {
+    const r = this.serving(dataset, shard);
+    await this.caughtUp(r, minSeq, waitMs);
+    const rows = engineRows(r.engineDataset);
+    const ids = Float64Array.from(q.ids ?? []);
+    const advanced = q.advanced_filters as AdvancedFilter[] | undefined;
+    switch (q.op) {
+      case 'describe':
+        return rows.describe(q.max_values ?? 200);
+      case 'admits':
+        return { admits: Array.from(await rows.admits(ids, q.filters, advanced)) };
+      case 'matching': {
+        const m = await rows.matching(q.filters, advanced, q.limit ?? 100_000);
+        return { ids: Array.from(m.ids), truncated: m.truncated };
+      }
+      case 'metadata':
+        return { metadata: (await rows.metadata(ids)).map((m) => m ?? null) };
+    }
   }
 
   /** The replica's engine statistics. */

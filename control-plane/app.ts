@@ -10,6 +10,7 @@ import { StreamTokens } from '../answer/runs/stream-tokens.js';
 import { AnswerService } from '../answer/service.js';
 import { SessionService } from '../answer/sessions/service.js';
 import { SessionStore } from '../answer/sessions/store.js';
+import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { DatasetService } from '../catalog/datasets/service.js';
 import { loadMasterKey } from '../catalog/secrets/master-key.js';
 import { SecretStore } from '../catalog/secrets/store.js';
@@ -50,6 +51,7 @@ import { SourceService } from '../ingest/sources/service.js';
 import { SourceStore } from '../ingest/sources/store.js';
 import { Embedder } from '../retrieval/embeddings/embedder.js';
 import { RerankProviders } from '../retrieval/rerank/providers.js';
+import { engineRows, type DatasetRows } from '../retrieval/rows.js';
 import { SearchService } from '../retrieval/search.js';
 import { VectorWrites } from '../retrieval/vectors.js';
 import { LocalObjectStore } from '../objects/local-store.js';
@@ -139,6 +141,8 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const parquet = new ParquetPool();
   const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
   const search = new SearchService(datasets, shards, embedder, rerank, served?.router);
+  // The answer tools' reads beside search: the engine dataset's rows, or in a cluster its shards'.
+  const rowsOf = (r: DatasetRecord): DatasetRows => (served ? served.router.rows(r) : engineRows(datasets.engineOf(r)));
   const writes = new VectorWrites(datasets, embedder, served?.router);
 
   // Ingestion: sources read by connectors, parsed on worker threads, embedded and indexed by jobs.
@@ -184,7 +188,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg });
   const previews = new PreviewSigner(masterKey);
   const answers = new AnswerService(
-    { datasets, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },
+    { datasets, rowsOf, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },
     { maxTokens: config.answers.maxTokens, defaultMaxSteps: config.answers.defaultMaxSteps, defaultDeadlineSeconds: config.answers.defaultDeadlineSeconds, extractive: config.answers.extractive, llm: config.answers.llm },
   );
   datasets.onDelete(async (id) => {
@@ -229,7 +233,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...scheduleRoutes(schedules, jobs),
     ...connectionRoutes(connections),
     ...dashboardRoutes(sessionTokens, new SourcePreviews(sourceStore, connectors)),
-    ...intelligenceRoutes({ answers, runs, datasets, previews, streamTokens: new StreamTokens(masterKey) }),
+    ...intelligenceRoutes({ answers, runs, datasets, rowsOf, previews, streamTokens: new StreamTokens(masterKey) }),
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
     ...(served?.host ? internalRoutes(served.host) : []),
   );

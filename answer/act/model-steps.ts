@@ -62,7 +62,7 @@ async function runModelTool(d: AnswerDeps, w: Work, call: ToolCall): Promise<str
       return chunks.map((c) => `document_id=${String(c.metadata.document_id ?? '')} dataset_id=${c.dataset_id} ${String(c.metadata.name ?? c.chunk_id)}: ${clip(c.text, 600)}`).join('\n\n') || 'no passage found';
     }
     case 'read_document': {
-      const chunks = readDocumentStep(d, w, tool.args.dataset_id, tool.args.document_id);
+      const chunks = await readDocumentStep(d, w, tool.args.dataset_id, tool.args.document_id);
       return clip(chunks.map((c) => c.text).join('\n'), Math.max(400, w.budget.left() * 4)) || 'the document has no readable chunk';
     }
     case 'compute': {
@@ -70,7 +70,7 @@ async function runModelTool(d: AnswerDeps, w: Work, call: ToolCall): Promise<str
       const spec: ComputeSpec = { op, ...(field !== undefined ? { field } : {}), ...(group_by !== undefined ? { group_by } : {}) };
       const problem = computeProblem(w.scope.views.get(dataset_id)!, spec);
       if (problem) return refuse(problem);
-      return JSON.stringify(computeStep(w, dataset_id, spec, filtersFor(dataset_id, filters)));
+      return JSON.stringify(await computeStep(w, dataset_id, spec, filtersFor(dataset_id, filters)));
     }
   }
 }

@@ -14,11 +14,11 @@ export async function plannedSteps(d: AnswerDeps, w: Work, p: Plan): Promise<voi
   if (p.path !== 'tool_loop') return;
   if (p.read_document) {
     const top = w.gathered.find((c) => typeof c.metadata.document_id === 'string');
-    if (top && !pastDeadline(w) && takeStep(w, 'read_document')) readDocumentStep(d, w, top.dataset_id, String(top.metadata.document_id));
+    if (top && !pastDeadline(w) && takeStep(w, 'read_document')) await readDocumentStep(d, w, top.dataset_id, String(top.metadata.document_id));
   }
   for (const ds of p.datasets) {
     if (!ds.compute) continue;
     if (pastDeadline(w) || !takeStep(w, 'compute')) break;
-    computeStep(w, ds.dataset_id, ds.compute, ds.filters);
+    await computeStep(w, ds.dataset_id, ds.compute, ds.filters);
   }
 }

@@ -41,12 +41,12 @@ export async function searchStep(d: AnswerDeps, w: Work, query: string, filters:
   return out.chunks;
 }
 
-export function readDocumentStep(d: AnswerDeps, w: Work, datasetId: string, documentId: string): RetrievedChunk[] {
+export async function readDocumentStep(d: AnswerDeps, w: Work, datasetId: string, documentId: string): Promise<RetrievedChunk[]> {
   const { run, budget } = w;
   const step = budget.steps;
   run.event({ phase: 'act', action: 'tool.read_document', status: 'started', summary: 'Reading the whole document', step, tool: 'read_document', detail: { dataset_id: datasetId, document_id: documentId } });
   const t0 = Date.now();
-  const read = readDocumentTool(d.documents, w.ctx, datasetId, documentId);
+  const read = await readDocumentTool(d.documents, w.ctx, datasetId, documentId);
   w.gathered.push(...read.chunks);
   run.event({
     phase: 'act',
@@ -62,13 +62,13 @@ export function readDocumentStep(d: AnswerDeps, w: Work, datasetId: string, docu
 }
 
 /** An aggregate; its result is also streamed as a table artifact. */
-export function computeStep(w: Work, datasetId: string, spec: ComputeSpec, filters: AdvancedFilter[]): ComputeResult {
+export async function computeStep(w: Work, datasetId: string, spec: ComputeSpec, filters: AdvancedFilter[]): Promise<ComputeResult> {
   const { run, budget } = w;
   const step = budget.steps;
   const view = w.scope.views.get(datasetId)!;
   run.event({ phase: 'act', action: 'tool.compute', status: 'started', summary: `Computing ${spec.op}${spec.field ? ` of ${spec.field}` : ''} in ${view.record.name}`, step, tool: 'compute', detail: { dataset_id: datasetId, ...spec, filters } });
   const t0 = Date.now();
-  const result = computeTool(w.ctx, datasetId, spec, filters);
+  const result = await computeTool(w.ctx, datasetId, spec, filters);
   w.computed.push(result);
   const sentence = computeSentence(result, view.record.name);
   run.event({ phase: 'act', action: 'tool.compute', status: result.truncated ? 'warning' : 'ok', summary: sentence, step, tool: 'compute', ms: Date.now() - t0, detail: { ...result } });

@@ -4,7 +4,7 @@
  * small string columns (so a word of the question can become an equality filter).
  */
 import type { DatasetRecord } from '../../catalog/datasets/record.js';
-import type { Dataset } from '../../engine/index.js';
+import type { DatasetRows } from '../../retrieval/rows.js';
 
 export interface FieldView {
   name: string;
@@ -18,7 +18,8 @@ export interface FieldView {
 
 export interface DatasetView {
   record: DatasetRecord;
-  engine: Dataset;
+  /** Its rows beside search: the engine dataset's, or in a cluster its shards'. */
+  rows: DatasetRows;
   fields: Map<string, FieldView>;
   vectorCount: number;
 }
@@ -28,15 +29,16 @@ const MAX_VALUES = 200;
 const DATE_NAME = /(^|[_.-])(date|time|timestamp|year|month|day|created|updated|modified|published)([_.-]|$)|_at$|_on$/i;
 const DATE_VALUE = /^\d{4}-\d{2}(-\d{2})?([T ]\d{2}:\d{2}.*)?$/;
 
-export function viewOf(record: DatasetRecord, engine: Dataset): DatasetView {
+export async function viewOf(record: DatasetRecord, rows: DatasetRows): Promise<DatasetView> {
   const declared = new Map(record.schema.map((e) => [e.name, e.type as string]));
+  const columns = await rows.describe(MAX_VALUES);
   const fields = new Map<string, FieldView>();
-  for (const [name, columnType] of Object.entries(engine.columnTypes)) {
+  for (const [name, columnType] of Object.entries(columns.columnTypes)) {
     const type = declared.get(name) ?? columnType;
-    const values = columnType === 'string' ? engine.columnValues(name, MAX_VALUES) : null;
+    const values = columnType === 'string' ? (columns.values[name] ?? null) : null;
     const sample = values ?? [];
     const dateLike = DATE_NAME.test(name) || (sample.length > 0 && sample.slice(0, 20).every((v) => DATE_VALUE.test(v)));
     fields.set(name, { name, type, numeric: NUMERIC.has(columnType), dateLike, values });
   }
-  return { record, engine, fields, vectorCount: engine.stats().vector_count };
+  return { record, rows, fields, vectorCount: columns.vectorCount };
 }

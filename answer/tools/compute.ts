@@ -22,14 +22,15 @@ export interface ComputeResult {
   groups: { key: string; value: number | null; rows: number }[] | null;
 }
 
-export function computeTool(ctx: ToolContext, datasetId: string, spec: ComputeSpec, planned: AdvancedFilter[]): ComputeResult {
+export async function computeTool(ctx: ToolContext, datasetId: string, spec: ComputeSpec, planned: AdvancedFilter[]): Promise<ComputeResult> {
   const view = ctx.views.get(datasetId)!;
   const { filters, advanced_filters } = withCallerFilters(ctx.caller, planned);
-  const { ids, truncated } = view.engine.matching(filters, advanced_filters, MAX_COMPUTE_ROWS);
+  const { ids, truncated } = await view.rows.matching(filters, advanced_filters, MAX_COMPUTE_ROWS);
   const groups = new Map<string, Aggregate>();
   const total = new Aggregate();
-  for (const id of ids) {
-    const m = spec.field !== undefined || spec.group_by !== undefined ? view.engine.getMetadata(id) ?? {} : {};
+  const rows = spec.field !== undefined || spec.group_by !== undefined ? await view.rows.metadata(ids) : null;
+  for (let k = 0; k < ids.length; k++) {
+    const m = rows?.[k] ?? {};
     const v = spec.field !== undefined ? m[spec.field] : undefined;
     const x = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
     total.add(x);

@@ -18,7 +18,7 @@ export interface DocumentRead {
   truncated: boolean;
 }
 
-export function readDocumentTool(documents: DocumentStore, ctx: ToolContext, datasetId: string, documentId: string): DocumentRead {
+export async function readDocumentTool(documents: DocumentStore, ctx: ToolContext, datasetId: string, documentId: string): Promise<DocumentRead> {
   const view = ctx.views.get(datasetId);
   if (!view) throw new Error(`dataset ${datasetId} is not in this question's scope`);
   const { filters, advanced_filters } = withCallerFilters(ctx.caller);
@@ -29,16 +29,17 @@ export function readDocumentTool(documents: DocumentStore, ctx: ToolContext, dat
     const n = Math.min(doc.chunk_count, MAX_DOCUMENT_CHUNKS);
     truncated = doc.chunk_count > n;
     ids = Float64Array.from({ length: n }, (_, i) => fnv1a53(chunkId(doc.id, i)));
-    const allowed = view.engine.admits(ids, filters, advanced_filters);
+    const allowed = await view.rows.admits(ids, filters, advanced_filters);
     ids = ids.filter((_, i) => allowed[i] === 1);
   } else {
-    const m = view.engine.matching(filters, [...advanced_filters, { field: 'document_id', op: 'eq', value: documentId }], MAX_DOCUMENT_CHUNKS);
+    const m = await view.rows.matching(filters, [...advanced_filters, { field: 'document_id', op: 'eq', value: documentId }], MAX_DOCUMENT_CHUNKS);
     ids = m.ids;
     truncated = m.truncated;
   }
   const chunks: RetrievedChunk[] = [];
-  for (const id of ids) {
-    const metadata = { ...(view.engine.getMetadata(id) ?? {}) };
+  const rows = await view.rows.metadata(ids);
+  for (const [k, id] of ids.entries()) {
+    const metadata = { ...(rows[k] ?? {}) };
     const text = typeof metadata.text === 'string' ? metadata.text : '';
     delete metadata.text;
     const external = typeof metadata.document_id === 'string' && typeof metadata.chunk_index === 'number' ? chunkId(metadata.document_id, metadata.chunk_index) : String(id);

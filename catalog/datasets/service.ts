@@ -46,6 +46,8 @@ export interface DatasetPlacement {
   stats(r: DatasetRecord): Promise<DatasetStats>;
   /** Every in-sync replica rebuilds its index (in the background). */
   rebuild(r: DatasetRecord): Promise<void>;
+  /** Rows upserted through the shards' logs (a bulk load's batch), once their replicas applied them. */
+  upsert(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void>;
   /**
    * Every in-sync replica applies the record's settings now (index type, tuning, promotion
    * policy, SLA); answers the policy and SLA state of one of them.
@@ -222,6 +224,14 @@ export class DatasetService {
     return this.opts.placement ? this.opts.placement.stats(r) : this.engineOf(r).stats();
   }
 
+  /**
+   * Holds the dataset's index builds (they would take the CPU a bulk load needs) until the
+   * returned function is called. In a cluster the replicas build on their own nodes: nothing held.
+   */
+  holdBuilds(r: DatasetRecord): () => void {
+    return this.opts.placement ? () => {} : this.engineOf(r).holdBuilds();
+  }
+
   /** Starts a rebuild of the index in the background. */
   async rebuild(r: DatasetRecord): Promise<void> {
     if (this.opts.placement) return this.opts.placement.rebuild(r);
@@ -347,7 +357,8 @@ export class DatasetService {
    * an integer id now, so its string is forgotten, and the metadata feeds schema inference.
    */
   async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void> {
-    await this.engineOf(r).upsert(ids, vectors, metadata);
+    if (this.opts.placement) await this.opts.placement.upsert(r, ids, vectors, metadata);
+    else await this.engineOf(r).upsert(ids, vectors, metadata);
     const range = { start: [r.id], end: [r.id, Number.MAX_SAFE_INTEGER + 1] };
     if (this.store.externalIds.getKeysCount({ ...range, limit: 1 }) > 0) {
       await this.store.write(() => {

@@ -3,6 +3,8 @@
  * same as SSE for an EventSource to resume by itself), and previews of cited sources.
  */
 import { Type } from '@sinclair/typebox';
+import type { DatasetRecord } from '../../catalog/datasets/record.js';
+import type { DatasetRows } from '../../retrieval/rows.js';
 import type { DatasetService } from '../../catalog/datasets/service.js';
 import { SableError } from '../../errors/codes.js';
 import type { PreviewSigner } from '../../answer/preview-ref.js';
@@ -23,6 +25,8 @@ export interface IntelligenceDeps {
   answers: AnswerService;
   runs: RunStore;
   datasets: DatasetService;
+  /** A dataset's rows beside search (its engine dataset's, or in a cluster its shards'). */
+  rowsOf(r: DatasetRecord): DatasetRows;
   previews: PreviewSigner;
   streamTokens: StreamTokens;
 }
@@ -103,9 +107,9 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
         const t = d.previews.open(params.ref);
         if (!t || t.org !== caller.orgId) throw new SableError('not_found', 'the preview reference is unknown or expired');
         const r = d.datasets.get(caller.orgId, t.dataset);
-        const ds = d.datasets.engineOf(r);
-        const chunks = t.ids.flatMap((id) => {
-          const m = ds.getMetadata(id);
+        const rows = await d.rowsOf(r).metadata(Float64Array.from(t.ids));
+        const chunks = t.ids.flatMap((id, k) => {
+          const m = rows[k];
           if (!m) return [];
           return [{ chunk_id: d.datasets.externalIdOf(r, id) ?? String(id), text: typeof m.text === 'string' ? m.text : '', metadata: visibleMetadata(m, false) }];
         });

@@ -61,6 +61,14 @@ export function internalRoutes(host: ShardHost): Route[] {
       },
     }),
     route({
+      method: 'POST', path: '/internal/shards/:dataset/:shard/rows', auth: 'cluster', summary: "Reads of a shard replica's rows (the answer tools')",
+      body: W.RowsBody,
+      handler: async ({ params, body }) => {
+        const { min_seq, wait_ms, ...query } = body;
+        return json(200, await host.rows(params.dataset, shardParam(params.shard), min_seq, wait_ms, query));
+      },
+    }),
+    route({
       method: 'POST', path: '/internal/shards/:dataset/:shard/admin', auth: 'cluster', summary: "A shard replica's statistics, index rebuild or settings",
       body: W.AdminBody,
       handler: async ({ params, body }) => {

@@ -128,6 +128,10 @@ describe('a three-node cluster', () => {
     const after = (await call(1)('GET', `/datasets/${datasetId}/sla`)).body;
     expect(after.target_p99_us).toBe(20_000);
     expect(after.min_beam_width).toBeLessThanOrEqual(after.max_beam_width);
+    // An aggregate asked as a question counts the rows of every shard (the compute tool).
+    const counted = await call(0)('POST', '/intelligence/query', { query: 'How many vectors are there?', dataset_ids: [datasetId], stream: false, mode: 'agentic' });
+    expect(counted.status, JSON.stringify(counted.body)).toBe(200);
+    expect(counted.body.metadata.computed[0]).toMatchObject({ op: 'count', rows: live.size, value: live.size, truncated: false });
     // Searches still answer exactly after the rebuild and the new settings.
     const s = await call(2)('POST', `/datasets/${datasetId}/search`, { query: vector(76), top_k: 1 });
     expect(s.body.results[0].id).toBe(76);
@@ -239,6 +243,19 @@ describe('a three-node cluster', () => {
     const hit = await call(2)('POST', `/datasets/${ds.body.id}/search`, { query_text: 'how many steps does the keeper climb?', top_k: 1, include_documents: true });
     expect(hit.status, JSON.stringify(hit.body)).toBe(200);
     expect(hit.body.results[0].doc_value).toContain('217 steps');
+    // A question asked through another node reads the shards (search, then the whole document
+    // through the answer tools) and cites the passage; its preview opens through a third.
+    const answer = await call(1)('POST', '/intelligence/query', { query: 'How many steps does the keeper climb?', dataset_ids: [ds.body.id], stream: false, mode: 'agentic' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.answer).toContain('217 steps');
+    const ref = answer.body.sources[0].preview_ref;
+    const preview = await call(2)('GET', `/intelligence/previews/${encodeURIComponent(ref)}`);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.chunks[0].text).toContain('217 steps');
+    // Over every dataset of the organization: the vectors dataset's columns are read from its shards.
+    const all = await call(0)('POST', '/intelligence/query', { query: 'What does a honey bee visit?', stream: false });
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    expect(all.body.answer).toContain('flowers');
   }, 90_000);
 
   it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
