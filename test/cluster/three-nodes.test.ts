@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredReplicas } from '../../dist/cluster/placement.js';
+import { parquetBytes } from '../../dist/testkit/parquet-writer.js';
 import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
 import { client } from '../support/serve.js';
 
@@ -256,6 +257,32 @@ describe('a three-node cluster', () => {
     const all = await call(0)('POST', '/intelligence/query', { query: 'What does a honey bee visit?', stream: false });
     expect(all.status, JSON.stringify(all.body)).toBe(200);
     expect(all.body.answer).toContain('flowers');
+  }, 90_000);
+
+  it('a Parquet bulk load initiated through one node is loaded by a worker into every shard and searched through another', async () => {
+    const ds = await call(2)('POST', '/datasets', { name: 'bulk', dim: DIM, metric: 'l2' });
+    const rows = 3000;
+    const vectors = new Float32Array(rows * DIM);
+    for (let i = 0; i < rows; i++) vectors.set(vector(50_000 + i), i * DIM);
+    const bytes = parquetBytes([{ ids: BigInt64Array.from({ length: rows }, (_, i) => BigInt(50_000 + i)), vectors, dim: DIM, metadata: { tag: Int32Array.from({ length: rows }, (_, i) => i % 3) } }]);
+    const init = await call(0)('POST', `/v1/datasets/${ds.body.id}/upload/init`, { files: [{ name: 'v.parquet', size_bytes: bytes.byteLength, content_type: 'application/vnd.apache.parquet' }] });
+    expect(init.status, JSON.stringify(init.body)).toBeLessThan(300);
+    const put = await fetch(init.body.uploads[0].upload_url, { method: 'PUT', headers: { 'content-type': 'application/vnd.apache.parquet' }, body: bytes });
+    expect(put.status).toBeLessThan(300);
+    const done = await call(1)('POST', `/v1/datasets/${ds.body.id}/upload/complete`, { job_id: init.body.job_id, file_ids: [init.body.uploads[0].file_id] });
+    expect(done.status, JSON.stringify(done.body)).toBeLessThan(300);
+    let job: any;
+    const end = Date.now() + 60_000;
+    while (Date.now() < end) {
+      job = (await call(2)('GET', `/v1/jobs/${init.body.job_id}`)).body;
+      if (job?.status === 'completed' || job?.status === 'failed') break;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect(job.vectors_inserted).toBe(rows);
+    expect((await call(1)('GET', `/datasets/${ds.body.id}/stats`)).body.vector_count).toBe(rows);
+    const s = await call(1)('POST', `/datasets/${ds.body.id}/search`, { query: vector(51_234), top_k: 1, filters: { tag: 1234 % 3 } });
+    expect(s.body.results[0].id).toBe(51_234);
   }, 90_000);
 
   it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
