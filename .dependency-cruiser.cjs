@@ -4,7 +4,7 @@
  *
  *   control-plane -> {answer, ingest, bulk} -> {retrieval, jobs} -> {catalog, objects}
  *     catalog -> engine -> native        objects -> outbound
- *   control-plane -> cluster -> {retrieval, jobs (their ports: sharded vectors, the job queue), catalog, objects, outbound}
+ *   control-plane -> cluster -> {answer, retrieval, jobs (their ports: runs, sharded vectors, the job queue), catalog, objects, outbound}
  *
  * with errors/ and contract/ (the schema toolkit and ajv: TypeBox helpers, validation, shared
  * wire shapes) below everything, and client/ (the HTTP client) beside them, importing them as
@@ -31,8 +31,8 @@ const LAYERS = {
   answer: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval'],
   // Cluster mode: membership, leases, the catalog and per-shard logs on PostgreSQL
   // (outbound/postgres); it implements retrieval's port of sharded vectors (retrieval/sharded.ts)
-  // and the job queue of jobs/queue.ts.
-  cluster: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs'],
+  // the job queue of jobs/queue.ts, and where answer/ finds other nodes' runs (answer/runs/run-view.ts).
+  cluster: ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'answer'],
   // `sable tune` talks to a running service as any client does, through client/.
   'control-plane': ['errors', 'contract', 'engine', 'outbound', 'objects', 'catalog', 'retrieval', 'jobs', 'bulk', 'ingest', 'answer', 'cluster', 'client'],
   // The HTTP client shares the service's types, never its code (rule client-types-only below).

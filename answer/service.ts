@@ -16,7 +16,7 @@ import { deliver } from './deliver.js';
 import { plan } from './plan/planner.js';
 import { announcePlan } from './plan/trace.js';
 import type { IntelligenceQuery } from './requests.js';
-import type { Run } from './runs/run.js';
+import type { RunView } from './runs/run-view.js';
 import { announceScope, describeScope, scopeOf } from './scope.js';
 import type { AnswerBounds } from './synthesis/extractive.js';
 import type { GenerativeModel } from './synthesis/generative.js';
@@ -51,11 +51,11 @@ export class AnswerService {
   ) {}
 
   /** Starts a run, or re-attaches to the run of a caller-chosen id; the first chunk is out on return. */
-  start(orgId: string, b: IntelligenceQuery): { run: Run; reattached: boolean } {
+  async start(orgId: string, b: IntelligenceQuery): Promise<{ run: RunView; reattached: boolean }> {
     if (b.dataset_id !== undefined) throw badRequest('dataset_id is retired on /intelligence/query: send dataset_ids (an array), or omit it to ask every dataset');
     if (b.query.trim() === '') throw badRequest('query is empty');
     if (b.run_id !== undefined) {
-      const existing = this.d.runs.get(orgId, b.run_id);
+      const existing = await this.d.runs.lookup(orgId, b.run_id);
       if (existing) {
         if (existing.query !== b.query) throw new SableError('run_conflict', `run ${b.run_id} answers another question: choose another run_id`);
         return { run: existing, reattached: true };

@@ -185,7 +185,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
   // Answers: questions over the datasets, as runs that stream, with chat sessions.
   const sessionStore = new SessionStore(store);
-  const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg });
+  const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg, ...(cluster ? { remote: cluster.runs } : {}) });
   const previews = new PreviewSigner(masterKey);
   const answers = new AnswerService(
     { datasets, rowsOf, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },

@@ -15,6 +15,7 @@ import { Controller } from '../cluster/controller.js';
 import { Heartbeat, registerNode } from '../cluster/membership.js';
 import { Notifications } from '../cluster/notifications.js';
 import { PgJobQueue } from '../cluster/pg-job-queue.js';
+import { RunLog } from '../cluster/run-log.js';
 import { createClusterDataset, dropClusterDataset } from '../cluster/replica-state.js';
 import { ClusterRouter } from '../cluster/router.js';
 import { ShardHost } from '../cluster/shard-host.js';
@@ -33,6 +34,8 @@ export interface ClusterNode {
   readonly placement: DatasetPlacement;
   /** The cluster's job queue: every node lists every job, any worker takes it. */
   readonly jobs: PgJobQueue;
+  /** Answer runs recorded for every node, and other nodes' runs found. */
+  readonly runs: RunLog;
   /** Step two: hosts replicas (search role) and routes; the router is what retrieval takes. */
   serve(engine: Engine, runner: ShardRunner, store: ControlStore): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
   /** For /healthz: this node's view of itself. */
@@ -57,6 +60,8 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
   await heartbeat.start();
   const jobs = new PgJobQueue(pool, config.nodeId);
   await jobs.start();
+  const runs = new RunLog({ pool, notifications, nodeId: config.nodeId, leaseMs: config.leaseMs, graceMs: config.graceMs, intervalMs: config.heartbeatMs });
+  await runs.start();
   const tellShardMap = () => void pool.query('SELECT pg_notify($1, $2)', [SHARD_MAP_CHANNEL, config.nodeId]).catch(() => {});
   const controller = new Controller(pool, config.nodeId, { leaseMs: config.leaseMs, intervalMs: config.heartbeatMs, graceMs: config.graceMs, onChange: tellShardMap });
   controller.start();
@@ -89,6 +94,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     catalog,
     placement,
     jobs,
+    runs,
     async serve(engine, runner, control) {
       if (config.roles.includes('search')) {
         host = new ShardHost({
@@ -117,6 +123,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     async close() {
       unsubscribe();
       await host?.stop();
+      await runs.stop();
       await controller.stop();
       await heartbeat.stop();
       await catalog.stop();

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { SableError } from '../../errors/codes.js';
 import { Run } from './run.js';
+import type { RemoteRuns, RunView } from './run-view.js';
 
 export const RUN_RETENTION_MS = 15 * 60_000;
 
@@ -17,6 +18,8 @@ export interface RunStoreOptions {
   maxRunningPerOrg: number;
   /** Runs kept in all (the oldest ended ones go first). */
   maxKept?: number;
+  /** Cluster mode: runs are recorded for the other nodes, and theirs are found there. */
+  remote?: RemoteRuns;
 }
 
 export class RunStore {
@@ -37,8 +40,13 @@ export class RunStore {
     return run;
   }
 
-  find(orgId: string, id: string): Run {
-    const run = this.get(orgId, id);
+  /** A run of this process, or in a cluster of another node; undefined when there is none. */
+  async lookup(orgId: string, id: string): Promise<RunView | undefined> {
+    return this.get(orgId, id) ?? (await this.opts.remote?.find(orgId, id));
+  }
+
+  async find(orgId: string, id: string): Promise<RunView> {
+    const run = await this.lookup(orgId, id);
     if (!run) throw new SableError('run_not_found', `run ${id} was not found (runs are kept ${RUN_RETENTION_MS / 60_000} minutes)`);
     return run;
   }
@@ -51,6 +59,7 @@ export class RunStore {
     }
     const run = new Run(id, orgId, query, this.opts.detachGraceMs);
     this.runs.set(key(orgId, id), run);
+    this.opts.remote?.track(run);
     this.sweep();
     return run;
   }

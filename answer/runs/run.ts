@@ -51,6 +51,8 @@ export class Run {
   /** Aborted when the run must stop: cancelled (no listener came back), or the service closing. */
   readonly abort = new AbortController();
   private readonly listeners = new Set<Listener>();
+  /** Who records every chunk (the cluster's run log): not a listener, so it never holds the run open. */
+  private readonly observers: Listener[] = [];
   private detachTimer: NodeJS.Timeout | null = null;
   private readonly ended: Promise<void>;
   private resolveEnded!: () => void;
@@ -127,6 +129,12 @@ export class Run {
     };
   }
 
+  /** Calls `observer` with every chunk sent so far and each one after, without counting as a listener. */
+  observe(observer: Listener): void {
+    for (const c of this.chunks) observer(c);
+    this.observers.push(observer);
+  }
+
   /** The run as `GET /intelligence/runs/{id}/events?after=` shows it. */
   record(after = 0) {
     return { run_id: this.id, status: this.status, events: this.events.filter((e) => e.seq > after), last_seq: this.lastSeq, answer: this.answer };
@@ -135,6 +143,7 @@ export class Run {
   private push(c: StreamChunk): void {
     if (!this.running && c.chunk_type !== 'done') return;
     this.chunks.push(c);
+    for (const o of this.observers) o(c);
     for (const l of this.listeners) l(c);
   }
 }

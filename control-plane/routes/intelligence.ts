@@ -9,7 +9,7 @@ import type { DatasetService } from '../../catalog/datasets/service.js';
 import { SableError } from '../../errors/codes.js';
 import type { PreviewSigner } from '../../answer/preview-ref.js';
 import * as A from '../../answer/requests.js';
-import type { Run } from '../../answer/runs/run.js';
+import type { RunView } from '../../answer/runs/run-view.js';
 import type { RunStore } from '../../answer/runs/run-store.js';
 import { STREAM_TOKEN_MINUTES, type StreamTokens } from '../../answer/runs/stream-tokens.js';
 import type { AnswerService } from '../../answer/service.js';
@@ -55,7 +55,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
         'Errors before the first chunk are JSON: 400 invalid_request (dataset_id is retired: send dataset_ids), 404 dataset_not_found, ' +
         '404 session_not_found, 409 run_conflict (a run_id of another question), 429 rate_limited, 503 dataset_not_ready.',
       handler: async ({ req, caller, body }) => {
-        const { run, reattached } = d.answers.start(caller.orgId, body);
+        const { run, reattached } = await d.answers.start(caller.orgId, body);
         // Last-Event-ID means something only to a run that already sent chunks.
         if (body.stream ?? true) return { status: 200, headers: SSE_HEADERS, body: sseStream(run, reattached ? resumeAfter(req) : 0) };
         return answerWhenDone(run, req);
@@ -66,7 +66,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
       query: StreamTokenQuery,
       description: 'Runs are kept 15 minutes after they end, visible only to their organization (run_not_found otherwise). Takes an API key or a stream_token of this run.',
       tokenAuth: streamTokenAuth,
-      handler: async ({ caller, params }) => json(200, d.runs.find(caller.orgId, params.runId).record(0)),
+      handler: async ({ caller, params }) => json(200, (await d.runs.find(caller.orgId, params.runId)).record(0)),
     },
     {
       method: 'GET', path: '/intelligence/runs/:runId/events', auth: 'key', summary: "A run's events after a seq (JSON), or its chunks as SSE", responses: { 200: A.RunRecord, 204: null },
@@ -80,7 +80,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
         'Takes an API key or a stream_token of this run (a browser EventSource cannot send headers).',
       tokenAuth: streamTokenAuth,
       handler: async ({ req, caller, params }) => {
-        const run = d.runs.find(caller.orgId, params.runId);
+        const run = await d.runs.find(caller.orgId, params.runId);
         const after = resumeAfter(req);
         if (wantsEventStream(req)) {
           if (!run.running && after >= run.lastSeq) return { status: 204 };
@@ -94,7 +94,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
       responses: { 201: A.StreamTokenAnswer },
       description: `The token is valid ${STREAM_TOKEN_MINUTES} minutes, for this run only: GET /intelligence/runs/{runId}/events?stream_token=... (and GET /intelligence/runs/{runId}) take it instead of X-API-Key.`,
       handler: async ({ caller, params }) => {
-        const run = d.runs.find(caller.orgId, params.runId);
+        const run = await d.runs.find(caller.orgId, params.runId);
         const token = d.streamTokens.sign({ org: caller.orgId, run: run.id });
         const expiresAt = new Date(Date.now() + d.streamTokens.lifetimeMs).toISOString();
         return json(201, { token, expires_at: expiresAt, events_path: `/intelligence/runs/${encodeURIComponent(run.id)}/events?stream_token=${token}` });
@@ -127,7 +127,7 @@ export function intelligenceRoutes(d: IntelligenceDeps): Route[] {
 }
 
 /** The JSON answer when the run ends; a client that leaves first detaches (the grace period applies). */
-async function answerWhenDone(run: Run, req: Request): Promise<Response> {
+async function answerWhenDone(run: RunView, req: Request): Promise<Response> {
   const detach = run.attach(run.lastSeq, () => undefined);
   const gone = new Promise<void>((resolve) => req.signal?.addEventListener('abort', () => resolve(), { once: true }));
   await Promise.race([run.whenEnded(), gone]);

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredReplicas } from '../../dist/cluster/placement.js';
 import { parquetBytes } from '../../dist/testkit/parquet-writer.js';
+import { readFrames, streamProblems } from '../../testkit/sse.js';
 import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
 import { client } from '../support/serve.js';
 
@@ -258,6 +259,40 @@ describe('a three-node cluster', () => {
     expect(all.status, JSON.stringify(all.body)).toBe(200);
     expect(all.body.answer).toContain('flowers');
   }, 90_000);
+
+  it('a question streamed from one node resumes on another with Last-Event-ID: every chunk once, in order, one done', async () => {
+    const texts = (await call(0)('GET', '/datasets')).body.datasets.find((d: { name: string }) => d.name === 'texts');
+    const key = cluster.key;
+    const started = await fetch(`${cluster.nodes[0]!.url}/intelligence/query`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'What do bees visit?', dataset_ids: [texts.id], run_id: 'bees-across' }),
+    });
+    const first = await readFrames(started, { stopAfter: 3 });
+    expect(first.map((f) => f.id)).toEqual([1, 2, 3]);
+    // The rest through node 2, as an EventSource reconnecting there would ask.
+    const resumed = await fetch(`${cluster.nodes[2]!.url}/intelligence/runs/bees-across/events`, { headers: { 'x-api-key': key, accept: 'text/event-stream', 'last-event-id': '3' } });
+    expect(resumed.status).toBe(200);
+    const rest = await readFrames(resumed);
+    const all = [...first, ...rest];
+    expect(all.map((f) => f.id)).toEqual(all.map((_, i) => i + 1));
+    expect(streamProblems(all)).toEqual([]);
+    expect(rest.at(-1)!.chunk_type).toBe('done');
+    expect(rest.at(-1)!.metadata.status).toBe('succeeded');
+    expect(all.filter((f) => f.chunk_type === 'text').map((f) => f.content).join('')).toContain('flowers');
+    // Its record, and a JSON replay, through the third node.
+    const record = await call(1)('GET', '/intelligence/runs/bees-across');
+    expect(record.status).toBe(200);
+    expect(record.body).toMatchObject({ run_id: 'bees-across', status: 'succeeded', last_seq: all.length });
+    expect(record.body.answer).toContain('flowers');
+    const events = await call(1)('GET', '/intelligence/runs/bees-across/events?after=3');
+    expect(events.body.events.every((e: { seq: number }) => e.seq > 3)).toBe(true);
+    // The same question and run_id through another node re-attaches to the run, not a new one.
+    const again = await call(2)('POST', '/intelligence/query', { query: 'What do bees visit?', dataset_ids: [texts.id], run_id: 'bees-across', stream: false });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.answer).toContain('flowers');
+    expect((await call(2)('POST', '/intelligence/query', { query: 'Another question', run_id: 'bees-across', stream: false })).status).toBe(409);
+  });
 
   it('a Parquet bulk load initiated through one node is loaded by a worker into every shard and searched through another', async () => {
     const ds = await call(2)('POST', '/datasets', { name: 'bulk', dim: DIM, metric: 'l2' });

@@ -7,11 +7,15 @@
 //     (the acked-set check), and every acknowledged delete stays deleted;
 //   - no search returns an id whose delete was acknowledged before the search started;
 //   - searches through a live node succeed (the router fails over between replicas itself).
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFrames, streamProblems } from '../../testkit/sse.js';
 import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
 
 const DIM = 8;
 let cluster: TestCluster;
+/** A chat endpoint that never answers: a question's run stays running until its owner dies. */
+let hangingModel: Server;
 let datasetId = '';
 
 function vector(id: number): number[] {
@@ -128,7 +132,10 @@ async function checkAcked(acked: Acked, i: number): Promise<void> {
 const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
 
 beforeAll(async () => {
-  cluster = await startCluster({ nodes: 3, leaseMs: 1500, graceMs: 500, ackTimeoutMs: 1500 });
+  hangingModel = createServer(() => {});
+  await new Promise<void>((res) => hangingModel.listen(0, '127.0.0.1', () => res()));
+  const modelUrl = `http://127.0.0.1:${(hangingModel.address() as { port: number }).port}/v1`;
+  cluster = await startCluster({ nodes: 3, leaseMs: 1500, graceMs: 500, ackTimeoutMs: 1500, env: { SABLE_LLM_URL: modelUrl, SABLE_LLM_API_KEY: 'unused', SABLE_LLM_TIMEOUT_MS: '120000' } });
   const made = await cluster.call(0)('POST', '/datasets', { name: 'faults', dim: DIM, metric: 'l2' });
   expect(made.status).toBe(201);
   datasetId = made.body.id;
@@ -138,6 +145,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
+  hangingModel?.closeAllConnections();
+  hangingModel?.close();
 });
 
 describe('cluster faults', () => {
@@ -204,6 +213,44 @@ describe('cluster faults', () => {
     expect(health.status).toBe(200);
     for (const i of [0, 1, 2]) await checkAcked(acked2, i);
   }, 120_000);
+
+  it('F6: the node answering a question is killed: another node ends its run failed, with an error and exactly one done', async () => {
+    // A dataset of texts (the local model embeds them): the answer is the model's to write.
+    const texts = await cluster.call(0)('POST', '/datasets', { name: 'f6-texts' });
+    const put = await until503Passes(() =>
+      cluster.call(0)('POST', `/datasets/${texts.body.id}/insert`, { vectors: [{ id: 1, metadata: { text: 'The keeper climbs 217 steps every evening to light the lamp.' } }] }),
+    );
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const started = await fetch(`${cluster.nodes[1]!.url}/intelligence/query`, {
+      method: 'POST',
+      headers: { 'x-api-key': cluster.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'How many steps does the keeper climb?', dataset_ids: [texts.body.id], run_id: 'orphan', mode: 'fast' }),
+    });
+    const first = await readFrames(started, { stopAfter: 1 });
+    expect(first[0]!.metadata.action).toBe('query.received');
+    // The run waits on the model; its owner dies.
+    const running = await until503Passes(() => cluster.call(0)('GET', '/intelligence/runs/orphan'));
+    expect(running.body.status).toBe('running');
+    const killedAt = Date.now();
+    await cluster.nodes[1]!.stop('SIGKILL');
+    cluster.nodes[1] = null;
+    let status = 'running';
+    while (status === 'running' && Date.now() - killedAt < 20_000) {
+      await sleep(100);
+      status = (await cluster.call(0)('GET', '/intelligence/runs/orphan')).body.status;
+    }
+    expect(status).toBe('failed');
+    // Within the lease (1.5 s) and the grace (0.5 s), and a pass of the reaper.
+    expect(Date.now() - killedAt).toBeLessThan(8000);
+    const replay = await fetch(`${cluster.nodes[2]!.url}/intelligence/runs/orphan/events`, { headers: { 'x-api-key': cluster.key, accept: 'text/event-stream' } });
+    const frames = await readFrames(replay);
+    expect(frames.map((f) => f.id)).toEqual(frames.map((_, i) => i + 1));
+    expect(frames.filter((f) => f.chunk_type === 'done')).toHaveLength(1);
+    expect(frames.at(-1)).toMatchObject({ chunk_type: 'done', metadata: { status: 'failed' } });
+    expect(frames.at(-2)!.chunk_type).toBe('error');
+    expect(streamProblems(frames).filter((p) => !/citation/.test(p))).toEqual([]);
+    await cluster.start(1);
+  }, 60_000);
 
   it('F11: every process killed at once, then all started again: every acknowledged insert and delete is reflected', async () => {
     const acked = new Acked();

@@ -16,6 +16,8 @@ export interface ClusterOptions {
   leaseMs?: number;
   graceMs?: number;
   ackTimeoutMs?: number;
+  /** More environment for every node. */
+  env?: Record<string, string>;
 }
 
 export interface TestCluster {
@@ -57,6 +59,7 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
     SABLE_REPLICA_GRACE_MS: String(o.graceMs ?? 500),
     SABLE_ACK_TIMEOUT_MS: String(o.ackTimeoutMs ?? 1500),
     SABLE_HTTP_ADAPTER: 'node',
+    ...o.env,
   };
   const hosts = Array.from({ length: o.nodes }, (_, i) => `127.0.0.${i + 2}`);
   const dirs = hosts.map((_, i) => mkdtempSync(join(tmpdir(), `sable-node${i + 1}-`)));
