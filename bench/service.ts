@@ -1,7 +1,7 @@
 // `sable serve` as a child process on a fresh data directory and a free port, for benchmarks that
 // measure the service as users run it (its memory is the child's, apart from the load generator).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVICE_NODE_FLAGS } from '../control-plane/node-flags.js';
@@ -10,32 +10,40 @@ import { paths } from './ann/paths.js';
 export interface Served {
   child: ChildProcess;
   url: string;
+  /** The admin key the first start wrote ('' when this process did not write one: a cluster's later nodes). */
   key: string;
   dir: string;
-  stop(): Promise<void>;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  /** Stops the process (SIGTERM, or SIGKILL for a crash) and removes its data directory. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function serve(prefix: string, flags: string[] = []): Promise<Served> {
+/** `sable serve` on a fresh data directory: a free port unless `flags` name one; `env` added to this process's. */
+export async function serve(prefix: string, flags: string[] = [], env: Record<string, string> = {}): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const cli = join(paths.root, 'dist', 'control-plane', 'cli.js');
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, cli, 'serve', '--port', '0', '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = flags.includes('--port') ? [] : ['--port', '0'];
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, cli, 'serve', ...port, '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
       out += String(c);
       const m = /sable listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]);
+      if (m) resolve(m[1]!);
     });
     child.once('exit', (code) => reject(new Error(`sable serve exited with ${code}`)));
   });
+  const keyFile = join(dir, 'admin.key');
   return {
     child,
     url,
     dir,
-    key: readFileSync(join(dir, 'admin.key'), 'utf8').trim(),
-    async stop() {
-      child.kill('SIGTERM');
+    exited,
+    key: existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '',
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal);
       await exited;
       rmSync(dir, { recursive: true, force: true });
     },

@@ -3,9 +3,9 @@
 // test runs as root (CI does) every server command runs as the `postgres` user through runuser.
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { freePort } from './ports.js';
 
 export interface LocalPostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres (trust authentication, no password). */
@@ -141,15 +141,3 @@ function readLog(path: string): string {
   }
 }
 
-/** A port nobody listens on now: bind port 0 on 127.0.0.1, read it, close. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

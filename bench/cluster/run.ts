@@ -13,18 +13,16 @@
  *
  * Writes results/cluster.md. The machine is shared and noisy: compare rows of one run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { SERVICE_NODE_FLAGS } from '../../control-plane/node-flags.js';
+import { freePort } from '../../testkit/ports.js';
 import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 import { Rng } from '../../testkit/rng.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
+import { serve, type Served } from '../service.js';
 import { percentiles } from '../http/stats.js';
 
 const DIM = 64;
@@ -50,47 +48,6 @@ function parse(argv: string[]): Options {
     } else throw new Error(`unknown flag ${a}`);
   }
   return o;
-}
-
-interface Node {
-  child: ChildProcess;
-  url: string;
-  dir: string;
-  exited: Promise<void>;
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startNode(args: string[], env: Record<string, string>): Promise<Node> {
-  const dir = mkdtempSync(join(tmpdir(), 'sable-bench-cluster-'));
-  const cli = join(paths.root, 'dist', 'control-plane', 'cli.js');
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, cli, 'serve', '--data-dir', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += String(c);
-      const m = /sable listening on (\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`sable serve exited with ${code}`)));
-  });
-  return { child, url, dir, exited };
-}
-
-async function stopNode(n: Node, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  n.child.kill(signal);
-  await n.exited;
-  rmSync(n.dir, { recursive: true, force: true });
 }
 
 function caller(url: string, key: string) {
@@ -173,18 +130,17 @@ async function main(): Promise<void> {
   const rows: Throughput[] = [];
   let pgServer: LocalPostgres | undefined;
   let s3: LocalS3 | undefined;
-  const nodes: Node[] = [];
+  const nodes: Served[] = [];
   try {
     // The peer: the embedded service.
     {
-      const n = await startNode(['--port', '0'], {});
-      const key = readFileSync(join(n.dir, 'admin.key'), 'utf8').trim();
-      const call = caller(n.url, key);
+      const n = await serve('sable-bench-cluster-');
+      const call = caller(n.url, n.key);
       const ds = await must(call, 'POST', '/datasets', { name: 'bench', dim: DIM, metric: 'l2' });
       await must(call, 'POST', `/datasets/${ds.id}/ensure-engine`);
       rows.push(await measure('embedded (1 process)', [call], ds.id, o.vectors, o.queries, rng));
       console.error(`bench:cluster: ${JSON.stringify(rows.at(-1))}`);
-      await stopNode(n);
+      await n.stop();
     }
     [pgServer, s3] = await Promise.all([startPostgres(), startS3('sable')]);
     const admin = new pg.Pool({ connectionString: pgServer.url, max: 1 });
@@ -207,13 +163,13 @@ async function main(): Promise<void> {
         SABLE_NODE_LEASE_MS: '3000',
         SABLE_REPLICA_GRACE_MS: '1000',
       };
-      const started: Node[] = [];
+      const started: Served[] = [];
       for (let i = 0; i < count; i++) {
         const host = `127.0.0.${i + 2}`;
-        started.push(await startNode(['--host', host, '--port', String(await freePort(host)), '--node-id', `n${i + 1}`], env));
+        started.push(await serve('sable-bench-cluster-', ['--host', host, '--port', String(await freePort(host)), '--node-id', `n${i + 1}`], env));
       }
       nodes.push(...started);
-      const key = readFileSync(join(started[0]!.dir, 'admin.key'), 'utf8').trim();
+      const key = started[0]!.key;
       return { started, calls: started.map((n) => caller(n.url, key)), url };
     };
 
@@ -221,7 +177,7 @@ async function main(): Promise<void> {
     let ds = await must(one.calls[0]!, 'POST', '/datasets', { name: 'bench', dim: DIM, metric: 'l2' });
     rows.push(await measure('cluster, 1 node (2 shards x 1 replica)', one.calls, ds.id, o.vectors, o.queries, rng));
     console.error(`bench:cluster: ${JSON.stringify(rows.at(-1))}`);
-    for (const n of one.started) await stopNode(n);
+    for (const n of one.started) await n.stop();
     nodes.length = 0;
 
     const three = await clusterOf(3, 2, 2);
@@ -292,7 +248,7 @@ async function main(): Promise<void> {
     console.log(md);
     console.error(`bench:cluster: wrote ${out}`);
   } finally {
-    for (const n of nodes) await stopNode(n, 'SIGKILL').catch(() => {});
+    for (const n of nodes) await n.stop('SIGKILL').catch(() => {});
     await s3?.stop();
     await pgServer?.stop();
   }

@@ -2,9 +2,9 @@
 // serve` processes in cluster mode on 127.0.0.2, .3, .4..., each on a fixed port and data
 // directory of its own, so a node killed or stopped can be started again as itself.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../testkit/ports.js';
 import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 import { S3_KEY, S3_SECRET, startS3, type LocalS3 } from '../../testkit/s3.js';
 import { adminKey, client, serve, type Served } from './serve.js';
@@ -32,16 +32,6 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, host, () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
   const [pg, s3]: [LocalPostgres, LocalS3] = await Promise.all([startPostgres(), startS3('sable')]);
