@@ -185,6 +185,16 @@ export class ControlStore {
     });
   }
 
+  /** Every record of the replicated databases, as puts (a checkpoint of the catalog). */
+  dumpReplicated(): CatalogChange[] {
+    const out: CatalogChange[] = [];
+    for (const name of this.replicatedDatabases()) {
+      const { db } = this.replicated.get(name)!;
+      for (const { key, value } of db.getRange({ snapshot: false })) out.push({ db: name, key, value });
+    }
+    return out;
+  }
+
   /** Removes every record of the replicated databases (before a replay from the log). */
   clearReplicated(): Promise<void> {
     const names = this.replicatedDatabases();

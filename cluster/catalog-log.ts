@@ -17,6 +17,7 @@
  * Other nodes' entries arrive by NOTIFY on `sable_catalog` and a poll (the backstop for a lost
  * notification), applied in seq order under the same exclusion as local transactions.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { Database } from 'lmdb';
 import type { CapturedChange, CatalogChange, CatalogJournal, ControlDatabase, ControlStore } from '../catalog/store.js';
@@ -45,7 +46,12 @@ export interface CatalogLogOptions {
   nodeId: string;
   /** The backstop poll for a missed notification (default 1000 ms). */
   pollMs?: number;
+  /** Log entries past the newest checkpoint before a node takes the next one (default 10,000). */
+  checkpointEvery?: number;
 }
+
+/** Any fixed bigint: taking a checkpoint is one node's work at a time ("sable" + 6). */
+const CHECKPOINT_LOCK_KEY = '0x5ab1e0006';
 
 /** What a transaction changed, as changes that put its replaced values back (newest first). */
 function undoOf(changes: readonly CapturedChange[]): CatalogChange[] {
@@ -107,9 +113,12 @@ export class CatalogLog implements CatalogJournal {
       else await this.catchUp(this.opts.pool);
     });
     this.unsubscribe = await this.opts.notifications.subscribe(CATALOG_CHANNEL, () => this.poke());
+    let polls = 0;
     this.timer = setInterval(() => {
       void this.opts.notifications.connect();
       this.poke();
+      // Every minute or so, one node checkpoints a log grown long enough.
+      if (++polls % 60 === 0) void this.checkpoint().catch(() => {});
     }, this.opts.pollMs ?? 1000);
     this.timer.unref();
   }
@@ -119,6 +128,39 @@ export class CatalogLog implements CatalogJournal {
     if (this.timer) clearInterval(this.timer);
     this.unsubscribe?.();
     await this.chain.catch(() => {});
+  }
+
+  /**
+   * Takes a checkpoint when the log holds `checkpointEvery` entries past the newest one: this
+   * node's copy, caught up, written whole as of its seq; then the entries it covers are deleted
+   * (and older checkpoints). One node at a time (an advisory lock); answers the seq taken, or null.
+   */
+  async checkpoint(force = false): Promise<number | null> {
+    const every = this.opts.checkpointEvery ?? 10_000;
+    return this.exclusive(async () => {
+      const client = await this.opts.pool.connect();
+      try {
+        await client.query('BEGIN');
+        const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', [BigInt(CHECKPOINT_LOCK_KEY).toString()]);
+        if (!rows[0]!.locked) return await rollback(client, null);
+        const newest = await client.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM catalog_checkpoints');
+        await this.catchUp(client);
+        const since = this.appliedSeq - Number(newest.rows[0]!.seq ?? 0);
+        if (since <= 0 || (!force && since < every)) return await rollback(client, null);
+        const seq = this.appliedSeq;
+        const body = gzipSync(encodeChanges(this.store.dumpReplicated()));
+        await client.query('INSERT INTO catalog_checkpoints (seq, node, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [seq, this.opts.nodeId, body]);
+        await client.query('DELETE FROM catalog_log WHERE seq <= $1', [seq]);
+        await client.query('DELETE FROM catalog_checkpoints WHERE seq < $1', [seq]);
+        await client.query('COMMIT');
+        return seq;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    });
   }
 
   /** Applies the log up to its head now (read-your-writes of another node's transactions). */
@@ -196,13 +238,19 @@ export class CatalogLog implements CatalogJournal {
     return Number(rows[0]!.last_seq);
   }
 
-  /** Applies every entry after the applied seq, in order, each in one LMDB transaction. */
+  /**
+   * Applies every entry after the applied seq, in order, each in one LMDB transaction. When the
+   * entries this copy needs next were deleted under a checkpoint, the copy starts over from it.
+   */
   private async catchUp(q: Pool | PoolClient): Promise<void> {
     for (;;) {
       const { rows } = await q.query<{ seq: string; changes: Buffer }>('SELECT seq, changes FROM catalog_log WHERE seq > $1 ORDER BY seq LIMIT 200', [this.appliedSeq]);
+      if (rows.length > 0 && Number(rows[0]!.seq) !== this.appliedSeq + 1 && (await this.loadCheckpoint(q))) continue;
+      if (rows.length === 0 && (await this.behindCheckpoint(q)) && (await this.loadCheckpoint(q))) continue;
       for (const row of rows) {
         const seq = Number(row.seq);
-        // Entries commit in seq order under the head lock: a gap means the log was tampered with.
+        // Entries commit in seq order under the head lock, and only a checkpoint deletes them: a
+        // gap past the newest checkpoint means the log was tampered with.
         if (seq !== this.appliedSeq + 1) throw new SableError('internal', `gap in the catalog log: seq ${seq} follows ${this.appliedSeq}`);
         const changes = decodeChanges(row.changes);
         await this.store.applyReplicated(changes, () => void this.meta.put('applied', seq));
@@ -228,7 +276,7 @@ export class CatalogLog implements CatalogJournal {
     }
   }
 
-  /** Empties the copy and replays the whole log. */
+  /** Empties the copy and replays the whole log (from the newest checkpoint). */
   private async rebuild(): Promise<void> {
     await this.store.clearReplicated();
     await this.store.applyReplicated([], () => {
@@ -237,6 +285,29 @@ export class CatalogLog implements CatalogJournal {
     });
     this.appliedSeq = 0;
     await this.catchUp(this.opts.pool);
+  }
+
+  /** Whether the newest checkpoint is past this copy (the log it would replay is gone). */
+  private async behindCheckpoint(q: Pool | PoolClient): Promise<boolean> {
+    const { rows } = await q.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM catalog_checkpoints');
+    return rows[0]!.seq !== null && Number(rows[0]!.seq) > this.appliedSeq;
+  }
+
+  /** Replaces the copy by the newest checkpoint past it; false when there is none. */
+  private async loadCheckpoint(q: Pool | PoolClient): Promise<boolean> {
+    const { rows } = await q.query<{ seq: string; body: Buffer }>('SELECT seq, body FROM catalog_checkpoints WHERE seq > $1 ORDER BY seq DESC LIMIT 1', [this.appliedSeq]);
+    const row = rows[0];
+    if (!row) return false;
+    const seq = Number(row.seq);
+    const records = decodeChanges(gunzipSync(row.body));
+    await this.store.clearReplicated();
+    await this.store.applyReplicated(records, () => {
+      void this.meta.put('applied', seq);
+      void this.meta.remove('pending');
+    });
+    this.appliedSeq = seq;
+    this.emit(records, 'remote');
+    return true;
   }
 
   private emit(changes: readonly CatalogChange[], origin: 'local' | 'remote'): void {
@@ -248,6 +319,11 @@ export class CatalogLog implements CatalogJournal {
       }
     }
   }
+}
+
+async function rollback<T>(client: PoolClient, value: T): Promise<T> {
+  await client.query('ROLLBACK');
+  return value;
 }
 
 function unavailable(err: unknown): SableError {

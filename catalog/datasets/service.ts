@@ -55,12 +55,17 @@ export interface DatasetPlacement {
   apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
 }
 
+/** How often a cluster node records the metadata observations of a dataset's writes. */
+const OBSERVE_EVERY_MS = 1000;
+
 export class DatasetService {
   private readonly provisioning = new Map<string, Promise<Dataset>>();
   /** Per dataset: whether string ids were ever written (see mayHaveExternalIds). */
   private readonly withExternalIds = new Map<string, boolean>();
   /** What layers above keep per dataset (documents, schedules), removed with it. */
   private readonly deleteHooks: ((datasetId: string) => Promise<void>)[] = [];
+  /** Cluster mode: observations gathered per dataset until they are recorded (observeMetadata). */
+  private readonly pendingObservations = new Map<string, Observations>();
 
   constructor(
     private readonly store: ControlStore,
@@ -368,10 +373,29 @@ export class DatasetService {
     if (Object.keys(observed).length > 0) await this.observe(this.get(r.org_id, r.id), (obs) => addObservations(obs, observed));
   }
 
-  /** Records observed metadata; promotes fields whose values agree on a type (schema_version++). */
+  /**
+   * Records observed metadata; promotes fields whose values agree on a type (schema_version++).
+   * In a cluster a record change is a catalog transaction, serialized across every node: the
+   * observations of a dataset's writes are gathered and recorded once per OBSERVE_EVERY_MS, so
+   * writes neither wait for nor queue on them (schema inference lags that much; a process that
+   * dies loses at most that much of its counts, which only feed inference).
+   */
   async observeMetadata(r: DatasetRecord, metadata: Record<string, unknown>[]): Promise<void> {
     if (metadata.length === 0) return;
-    await this.observe(r, (obs) => observe(obs, metadata));
+    if (!this.opts.placement) return this.observe(r, (obs) => observe(obs, metadata));
+    let pending = this.pendingObservations.get(r.id);
+    if (!pending) {
+      const gathered: Observations = {};
+      pending = gathered;
+      this.pendingObservations.set(r.id, gathered);
+      setTimeout(() => {
+        this.pendingObservations.delete(r.id);
+        const current = this.store.datasets.get(r.id);
+        if (!current) return; // deleted meanwhile
+        void this.observe(current, (obs) => addObservations(obs, gathered)).catch((e) => console.error(`sable: observations of dataset ${r.id} were not recorded:`, e));
+      }, OBSERVE_EVERY_MS).unref();
+    }
+    observe(pending, metadata);
   }
 
   private async observe(r: DatasetRecord, record: (obs: Observations) => void): Promise<void> {

@@ -20,11 +20,11 @@ let pool: Pool;
 const dirs: string[] = [];
 const nodes: { store: ControlStore; log: CatalogLog; notifications: Notifications }[] = [];
 
-async function startNode(id: string, dir = mkdtempSync(join(tmpdir(), `sable-catalog-${id}-`))) {
+async function startNode(id: string, dir = mkdtempSync(join(tmpdir(), `sable-catalog-${id}-`)), checkpointEvery?: number) {
   dirs.push(dir);
   const store = new ControlStore(dir);
   const notifications = new Notifications(server.url);
-  const log = new CatalogLog(store, { pool, notifications, nodeId: id, pollMs: 200 });
+  const log = new CatalogLog(store, { pool, notifications, nodeId: id, pollMs: 200, ...(checkpointEvery ? { checkpointEvery } : {}) });
   await log.start();
   const node = { store, log, notifications, dir };
   nodes.push(node);
@@ -168,5 +168,34 @@ describe('catalog log', () => {
     expect([...c.store.keys.getRange()]).toHaveLength(1);
     expect(c.store.open('jobs').get('job-1')).toBeUndefined();
     expect(c.log.applied).toBe(a!.log.applied);
+  });
+
+  it('a checkpoint truncates the log; a new node loads it and replays the rest; a node stopped before it catches up through it', async () => {
+    const a = nodes[0]!;
+    const lagging = nodes.find((n) => n !== a)!;
+    const laggingDir = (lagging as unknown as { dir: string }).dir;
+    await stopNode(lagging);
+    // Changes the lagging node misses: puts, and a removal of a record it holds.
+    for (let i = 0; i < 30; i++) await a.store.orgs.put(`bulk-${i}`, { id: `bulk-${i}`, name: `bulk ${i}`, created_at: 'x' });
+    expect(await a.store.orgs.remove('keep')).toBe(true);
+    const small = await a.log.checkpoint();
+    expect(small).toBeNull(); // fewer entries than checkpointEvery (10,000) since the newest
+    const seq = await a.log.checkpoint(true);
+    expect(seq).toBe(a.log.applied);
+    const left = await pool.query('SELECT count(*)::int AS n FROM catalog_log WHERE seq <= $1', [seq]);
+    expect(left.rows[0].n).toBe(0);
+    await a.store.orgs.put('after', { id: 'after', name: 'after the checkpoint', created_at: 'x' });
+    const expected = [...a.store.orgs.getRange()].map((e) => e.key).sort();
+    // A node with an empty copy: the checkpoint, then the entry after it.
+    const fresh = await startNode('e');
+    expect([...fresh.store.orgs.getRange()].map((e) => e.key).sort()).toEqual(expected);
+    expect(fresh.log.applied).toBe(a.log.applied);
+    // The node that stopped before: its copy is replaced by the checkpoint (the removal holds).
+    const back = await startNode('b', laggingDir);
+    expect([...back.store.orgs.getRange()].map((e) => e.key).sort()).toEqual(expected);
+    expect(back.store.orgs.get('keep')).toBeUndefined();
+    // Transactions go on on every node.
+    await back.store.orgs.put('from-b', { id: 'from-b', name: 'b', created_at: 'x' });
+    await eventually(() => a.store.orgs.get('from-b') !== undefined && fresh.store.orgs.get('from-b') !== undefined);
   });
 });

@@ -54,18 +54,20 @@ afterAll(async () => {
 });
 
 describe('migrate', () => {
-  it('applies 0001 to 0005 on an empty database and records them with their checksums; a second run is a no-op', async () => {
+  it('applies 0001 to 0006 on an empty database and records them with their checksums; a second run is a no-op', async () => {
     const pool = (await freshDatabase()).pool();
-    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5], version: 5 });
+    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5, 6], version: 6 });
     expect(await migrationRows(pool)).toEqual([
       { version: 1, name: 'cluster_core', checksum: migrationChecksum(MIGRATIONS[0]) },
       { version: 2, name: 'cluster_jobs', checksum: migrationChecksum(MIGRATIONS[1]) },
       { version: 3, name: 'cluster_catalog', checksum: migrationChecksum(MIGRATIONS[2]) },
       { version: 4, name: 'job_records', checksum: migrationChecksum(MIGRATIONS[3]) },
       { version: 5, name: 'run_log', checksum: migrationChecksum(MIGRATIONS[4]) },
+      { version: 6, name: 'catalog_checkpoints', checksum: migrationChecksum(MIGRATIONS[5]) },
     ]);
     const { rows } = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`);
     expect(rows.map((r) => r.table_name)).toEqual([
+      'catalog_checkpoints',
       'catalog_head',
       'catalog_log',
       'cluster_datasets',
@@ -84,8 +86,8 @@ describe('migrate', () => {
       'vector_log',
     ]);
 
-    expect(await migrate(pool)).toEqual({ applied: [], version: 5 });
-    expect(await migrationRows(pool)).toHaveLength(5);
+    expect(await migrate(pool)).toEqual({ applied: [], version: 6 });
+    expect(await migrationRows(pool)).toHaveLength(6);
   });
 
   it('applies each migration once when two nodes start at the same time', async () => {
@@ -94,8 +96,8 @@ describe('migrate', () => {
       const [a, b] = [db.pool(), db.pool()];
       await Promise.all([a.query('SELECT 1'), b.query('SELECT 1')]); // both connected: the race is in migrate
       const results = await Promise.all([migrate(a), migrate(b)]);
-      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5]]);
-      expect(await migrationRows(a)).toHaveLength(5);
+      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6]]);
+      expect(await migrationRows(a)).toHaveLength(6);
     }
   });
 
@@ -111,10 +113,10 @@ describe('migrate', () => {
   it('refuses a database migrated by a newer build, and applies nothing', async () => {
     const pool = (await freshDatabase()).pool();
     await migrate(pool);
-    await pool.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (6, 'from_the_future', 'x')`);
+    await pool.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (7, 'from_the_future', 'x')`);
     const err = await refusal(migrate(pool));
     expect(err.message).toBe(
-      "The database's schema has migration 6 (from_the_future), which this build of Sable does not know (it knows 1 to 5): " +
+      "The database's schema has migration 7 (from_the_future), which this build of Sable does not know (it knows 1 to 6): " +
         'the database was migrated by a newer build; run that build or a newer one.',
     );
     // On an empty database too (no 0001 yet): nothing is applied before the refusal.
