@@ -18,7 +18,7 @@ export interface ReplicaCalls {
   stats(dataset: string, shard: number): Promise<DatasetStats>;
   rebuild(dataset: string, shard: number): Promise<void>;
   /** Applies the dataset record's settings now; the replica's promotion policy and SLA state after. */
-  settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
+  settings(dataset: string, shard: number, catalogSeq: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
   /** The answer tools' reads of the replica's rows, once it applied `minSeq`. */
   rows(dataset: string, shard: number, minSeq: number, waitMs: number, query: RowsQuery): Promise<RowsAnswer>;
 }
@@ -78,8 +78,8 @@ export class HttpReplica implements ReplicaCalls {
     await this.call<unknown>(dataset, shard, 'admin', { op: 'rebuild' } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
-  settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
-    return this.call(dataset, shard, 'admin', { op: 'settings' } satisfies AdminBody, ADMIN_WAIT_MS);
+  settings(dataset: string, shard: number, catalogSeq: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
+    return this.call(dataset, shard, 'admin', { op: 'settings', catalog_seq: catalogSeq } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
   rows(dataset: string, shard: number, minSeq: number, waitMs: number, query: RowsQuery): Promise<RowsAnswer> {

@@ -80,7 +80,11 @@ export const PointAnswer = Type.Object({
 });
 export type PointAnswer = Static<typeof PointAnswer>;
 
-export const AdminBody = Type.Object({ op: StringEnum(['stats', 'rebuild', 'settings'] as const) });
+export const AdminBody = Type.Object({
+  op: StringEnum(['stats', 'rebuild', 'settings'] as const),
+  /** settings: the caller's catalog seq, which the replica's node applies before it reads the record. */
+  catalog_seq: Type.Optional(Type.Integer({ minimum: 0 })),
+});
 export type AdminBody = Static<typeof AdminBody>;
 
 /** The answer tools' reads of a replica's rows (retrieval/rows.ts), once it applied `min_seq`. */

@@ -46,6 +46,11 @@ export interface ClusterRouterOptions {
   readWaitMs?: number;
   /** This node's replicas, called without HTTP. */
   local?: ReplicaCalls;
+  /**
+   * Brings this node's catalog copy up to the log's head and answers its seq: what every replica
+   * applies before it reads the dataset's settings (a change made through any node is seen).
+   */
+  catalogHead: () => Promise<number>;
 }
 
 export class ClusterRouter implements ShardedVectors {
@@ -177,7 +182,8 @@ export class ClusterRouter implements ShardedVectors {
 
   /** Every in-sync replica applies the record's settings; one's policy and SLA state. */
   async apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
-    const all = await this.everyReplica(r, (calls, shard) => calls.settings(r.id, shard));
+    const seq = await this.opts.catalogHead();
+    const all = await this.everyReplica(r, (calls, shard) => calls.settings(r.id, shard, seq));
     return all[0]!;
   }
 

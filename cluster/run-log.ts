@@ -106,12 +106,16 @@ export class RunLog implements RemoteRuns {
     return view;
   }
 
-  /** Chunks of a run after `after`, in order, with the run's row as it is now. */
+  /**
+   * The run's row, then its chunks after `after`, in order. The row is read first: its end
+   * commits with the last chunks, so a row that says the run ended comes with every chunk.
+   */
   async read(orgId: string, id: string, after: number) {
-    const [chunks, row] = await Promise.all([
-      this.opts.pool.query<{ chunk: StreamChunk }>('SELECT chunk FROM run_events WHERE org_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq', [orgId, id, after]),
-      this.opts.pool.query<{ status: RunStatus; result: unknown; failure: { code: string; message: string } | null }>('SELECT status, result, failure FROM runs WHERE org_id = $1 AND run_id = $2', [orgId, id]),
-    ]);
+    const row = await this.opts.pool.query<{ status: RunStatus; result: unknown; failure: { code: string; message: string } | null }>(
+      'SELECT status, result, failure FROM runs WHERE org_id = $1 AND run_id = $2',
+      [orgId, id],
+    );
+    const chunks = await this.opts.pool.query<{ chunk: StreamChunk }>('SELECT chunk FROM run_events WHERE org_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq', [orgId, id, after]);
     return { chunks: chunks.rows.map((r) => r.chunk), row: row.rows[0] };
   }
 

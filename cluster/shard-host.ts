@@ -31,6 +31,8 @@ export interface ShardHostOptions {
   heartbeat: Heartbeat;
   /** The dataset's record in this node's catalog copy. */
   record: (datasetId: string) => DatasetRecord | undefined;
+  /** Resolves once this node's catalog copy has applied `seq` (a caller's newer settings). */
+  catalogAt: (seq: number) => Promise<void>;
   /** How often the node's assignments are read (and applied seqs reported). */
   intervalMs: number;
 }
@@ -178,8 +180,10 @@ export class ShardHost {
   }
 
   /** Applies the record's settings now (a settings change answers once they hold); the policy and SLA state after. */
-  async settings(dataset: string, shard: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
+  async settings(dataset: string, shard: number, catalogSeq: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
     const r = this.serving(dataset, shard);
+    // The caller changed the record through its node: this copy applies that change first.
+    await this.opts.catalogAt(catalogSeq);
     const record = this.opts.record(dataset);
     if (record && record.updated_at !== r.settingsOf) await this.applyRecord(r, record);
     return { promotion: r.engineDataset.promotionPolicy, sla: r.engineDataset.sla };

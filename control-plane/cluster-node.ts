@@ -105,11 +105,24 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
           runner,
           heartbeat,
           record: (id) => control.datasets.get(id),
+          catalogAt: async (seq) => {
+            if (catalog.applied < seq) await catalog.sync();
+          },
           intervalMs: Math.min(1000, config.heartbeatMs),
         });
         await host.start();
       }
-      router = new ClusterRouter({ pool, nodeId: config.nodeId, secret: config.secret, ackTimeoutMs: config.ackTimeoutMs, ...(host ? { local: host } : {}) });
+      router = new ClusterRouter({
+        pool,
+        nodeId: config.nodeId,
+        secret: config.secret,
+        ackTimeoutMs: config.ackTimeoutMs,
+        catalogHead: async () => {
+          await catalog.sync();
+          return catalog.applied;
+        },
+        ...(host ? { local: host } : {}),
+      });
       return { router, host };
     },
     status: () => ({

@@ -75,7 +75,7 @@ export function internalRoutes(host: ShardHost): Route[] {
         const shard = shardParam(params.shard);
         if (body.op === 'stats') return json(200, await host.stats(params.dataset, shard));
         if (body.op === 'rebuild') return json(202, (await host.rebuild(params.dataset, shard), { rebuilding: true }));
-        return json(200, await host.settings(params.dataset, shard));
+        return json(200, await host.settings(params.dataset, shard, body.catalog_seq ?? 0));
       },
     }),
   ];
