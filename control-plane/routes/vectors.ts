@@ -38,6 +38,13 @@ export function vectorRoutes({ datasets, writes, search, embedder, metrics }: Ve
     route({
       method: 'DELETE', path: '/datasets/:datasetId/vectors', auth: 'key', summary: 'Delete vectors by id',
       body: R.DeleteVectors, responses: { 200: R.DeleteResponse },
+      description:
+        'Returns {deleted}: how many of the ids were there. Once answered, the ids are gone from every search that starts after. ' +
+        'write_concern counts the replicas that applied the delete before the answer: on one machine every level is met by the ' +
+        'local commit; in cluster mode `default` waits for every in-sync replica (one that misses the ack timeout leaves the ' +
+        'in-sync set, so none that serves searches still holds the ids), `one`, `quorum` and `all` wait for 1, a majority, or every ' +
+        'replica of each touched shard. 503 vecstack_router_failed: before anything is written when too few replicas are in sync ' +
+        'for the level, or after the delete is logged when too few applied it in time; retrying the same request is safe.',
       handler: async ({ caller, params, body }) => json(200, await writes.delete(datasets.get(caller.orgId, params.datasetId), body)),
     }),
     {
