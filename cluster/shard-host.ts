@@ -42,8 +42,6 @@ const REMEMBERED_RESULTS = 4096;
 
 class HostedReplica {
   reported = -1;
-  /** The record's updated_at whose settings the replica applied last. */
-  settingsOf: string;
   /** What of the record the engine dataset holds, per kind of setting (each is costly to apply again). */
   applied: { schema: number; defaults: string; promotion: string; sla: string };
   readonly results = new Map<number, number>();
@@ -56,7 +54,6 @@ class HostedReplica {
     record: DatasetRecord,
     public state: NodeReplica['state'],
   ) {
-    this.settingsOf = record.updated_at;
     this.applied = { schema: record.schema_version, defaults: defaultsOf(record), promotion: JSON.stringify(record.promotion ?? null), sla: JSON.stringify(record.sla ?? null) };
   }
 
@@ -185,7 +182,7 @@ export class ShardHost {
     // The caller changed the record through its node: this copy applies that change first.
     await this.opts.catalogAt(catalogSeq);
     const record = this.opts.record(dataset);
-    if (record && record.updated_at !== r.settingsOf) await this.applyRecord(r, record);
+    if (record) await this.applyRecord(r, record);
     return { promotion: r.engineDataset.promotionPolicy, sla: r.engineDataset.sla };
   }
 
@@ -202,7 +199,6 @@ export class ShardHost {
     if (now.promotion !== r.applied.promotion && record.promotion) await ds.setPromotionPolicy(record.promotion);
     if (now.sla !== r.applied.sla && record.sla) await ds.setSla(record.sla);
     r.applied = now;
-    r.settingsOf = record.updated_at;
   }
 
   private async caughtUp(r: HostedReplica, minSeq: number, waitMs: number): Promise<void> {
@@ -254,7 +250,7 @@ export class ShardHost {
       let hosted = this.replicas.get(name);
       if (!hosted) hosted = await this.host(a, record);
       hosted.state = a.state;
-      if (record.updated_at !== hosted.settingsOf) await this.applyRecord(hosted, record);
+      await this.applyRecord(hosted, record);
       const applied = hosted.tailer.applied;
       if (a.state === 'initializing' || a.state === 'stale') {
         const joined = await joinIsr(pool, a.dataset, a.shard, nodeId, applied);

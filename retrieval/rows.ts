@@ -37,7 +37,8 @@ export function engineRows(ds: Dataset): DatasetRows {
     },
     async matching(filters, advancedFilters, limit) {
       const m = ds.matching(filters, advancedFilters, limit);
-      return { ids: Float64Array.from(m.ids).sort(), truncated: m.truncated };
+      // The engine's answer is this call's own array: sorted in place.
+      return { ids: m.ids.sort(), truncated: m.truncated };
     },
     async metadata(ids) {
       return Array.from(ids, (id) => ds.getMetadata(id));
