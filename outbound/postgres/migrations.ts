@@ -19,6 +19,7 @@ import clusterCatalog from './migrations/0003-cluster-catalog.js';
 import jobRecords from './migrations/0004-job-records.js';
 import runLog from './migrations/0005-run-log.js';
 import catalogCheckpoints from './migrations/0006-catalog-checkpoints.js';
+import shardSnapshots from './migrations/0007-shard-snapshots.js';
 import { withTransaction, type Pool } from './pool.js';
 
 export interface Migration {
@@ -28,7 +29,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [clusterCore, clusterJobs, clusterCatalog, jobRecords, runLog, catalogCheckpoints];
+export const MIGRATIONS: readonly Migration[] = [clusterCore, clusterJobs, clusterCatalog, jobRecords, runLog, catalogCheckpoints, shardSnapshots];
 
 /** The advisory lock key of migrations (any fixed bigint; "sable" + 1 in hex digits). */
 export const MIGRATION_LOCK_KEY = '0x5ab1e0001';

@@ -54,9 +54,9 @@ afterAll(async () => {
 });
 
 describe('migrate', () => {
-  it('applies 0001 to 0006 on an empty database and records them with their checksums; a second run is a no-op', async () => {
+  it('applies 0001 to 0007 on an empty database and records them with their checksums; a second run is a no-op', async () => {
     const pool = (await freshDatabase()).pool();
-    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5, 6], version: 6 });
+    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7], version: 7 });
     expect(await migrationRows(pool)).toEqual([
       { version: 1, name: 'cluster_core', checksum: migrationChecksum(MIGRATIONS[0]) },
       { version: 2, name: 'cluster_jobs', checksum: migrationChecksum(MIGRATIONS[1]) },
@@ -64,6 +64,7 @@ describe('migrate', () => {
       { version: 4, name: 'job_records', checksum: migrationChecksum(MIGRATIONS[3]) },
       { version: 5, name: 'run_log', checksum: migrationChecksum(MIGRATIONS[4]) },
       { version: 6, name: 'catalog_checkpoints', checksum: migrationChecksum(MIGRATIONS[5]) },
+      { version: 7, name: 'shard_snapshots', checksum: migrationChecksum(MIGRATIONS[6]) },
     ]);
     const { rows } = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`);
     expect(rows.map((r) => r.table_name)).toEqual([
@@ -83,11 +84,12 @@ describe('migrate', () => {
       'schema_migrations',
       'shard_heads',
       'shard_replicas',
+      'shard_snapshots',
       'vector_log',
     ]);
 
-    expect(await migrate(pool)).toEqual({ applied: [], version: 6 });
-    expect(await migrationRows(pool)).toHaveLength(6);
+    expect(await migrate(pool)).toEqual({ applied: [], version: 7 });
+    expect(await migrationRows(pool)).toHaveLength(7);
   });
 
   it('applies each migration once when two nodes start at the same time', async () => {
@@ -96,8 +98,8 @@ describe('migrate', () => {
       const [a, b] = [db.pool(), db.pool()];
       await Promise.all([a.query('SELECT 1'), b.query('SELECT 1')]); // both connected: the race is in migrate
       const results = await Promise.all([migrate(a), migrate(b)]);
-      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6]]);
-      expect(await migrationRows(a)).toHaveLength(6);
+      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6, 7]]);
+      expect(await migrationRows(a)).toHaveLength(7);
     }
   });
 
@@ -113,16 +115,16 @@ describe('migrate', () => {
   it('refuses a database migrated by a newer build, and applies nothing', async () => {
     const pool = (await freshDatabase()).pool();
     await migrate(pool);
-    await pool.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (7, 'from_the_future', 'x')`);
+    await pool.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'from_the_future', 'x')`);
     const err = await refusal(migrate(pool));
     expect(err.message).toBe(
-      "The database's schema has migration 7 (from_the_future), which this build of Sable does not know (it knows 1 to 6): " +
+      `The database's schema has migration 99 (from_the_future), which this build of Sable does not know (it knows 1 to ${MIGRATIONS.length}): ` +
         'the database was migrated by a newer build; run that build or a newer one.',
     );
     // On an empty database too (no 0001 yet): nothing is applied before the refusal.
     const empty = (await freshDatabase()).pool();
     await empty.query(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    await empty.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (7, 'later', 'x')`);
+    await empty.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES (99, 'later', 'x')`);
     await refusal(migrate(empty));
     const { rows } = await empty.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'vector_log'`);
     expect(rows[0].n).toBe(0);
