@@ -93,13 +93,19 @@ export async function createClusterDataset(pool: Pool, dataset: string, shards: 
   });
 }
 
-/** Deletes a dataset's replicas, log, shard heads and settings, in one transaction (children first, for the foreign keys). */
-export async function dropClusterDataset(pool: Pool, dataset: string): Promise<void> {
-  await withTransaction(pool, async (client) => {
+/**
+ * Deletes a dataset's replicas, log, snapshots, shard heads and settings, in one transaction
+ * (children first, for the foreign keys). Resolves with the snapshots' object keys: the caller
+ * deletes the objects once the rows are gone.
+ */
+export async function dropClusterDataset(pool: Pool, dataset: string): Promise<string[]> {
+  return withTransaction(pool, async (client) => {
     await client.query('DELETE FROM shard_replicas WHERE dataset = $1', [dataset]);
     await client.query('DELETE FROM vector_log WHERE dataset = $1', [dataset]);
+    const snapshots = await client.query<{ object_key: string }>('DELETE FROM shard_snapshots WHERE dataset = $1 RETURNING object_key', [dataset]);
     await client.query('DELETE FROM shard_heads WHERE dataset = $1', [dataset]);
     await client.query('DELETE FROM cluster_datasets WHERE dataset = $1', [dataset]);
+    return snapshots.rows.map((r) => r.object_key);
   });
 }
 

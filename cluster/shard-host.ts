@@ -4,23 +4,33 @@
  * (`{dataset}:s{shard}`) fed from the shard's log by a LogTailer, joined to the in-sync set once
  * it has applied the log's head, and dropped when the controller moves it away.
  *
- * A replica starts empty and replays its shard's log from the first entry: snapshots in object
- * storage are not built yet, so the log is never truncated and a node's disk is a cache that a
- * restart rebuilds. A node that cannot renew its lease stops answering (self-fencing): its
- * searches and sync waits fail with vecstack_router_failed, and the router asks another replica.
+ * A replica starts from its shard's newest snapshot in object storage (cluster/shard-snapshots.ts)
+ * and applies the log after it; with none yet, from the log's first entry. A node's disk is a
+ * cache that a restart rebuilds. The replica the shard's HRW order puts first among the in-sync
+ * ones takes the next snapshot, every `snapshotEntries` log entries or `snapshotIntervalMs`, and
+ * the log is cut behind the second-newest. A node that cannot renew its lease stops answering
+ * (self-fencing): its searches and sync waits fail with vecstack_router_failed, and the router
+ * asks another replica.
  */
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
 import { SableError } from '../errors/codes.js';
 import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, ShardRunner, SlaStatus } from '../engine/index.js';
+import type { ObjectStore } from '../objects/object-store.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import { engineRows } from '../retrieval/rows.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
 import type { RowsAnswer, RowsQuery } from './replica-wire.js';
 import type { Heartbeat } from './membership.js';
 import type { Notifications } from './notifications.js';
-import { joinIsr, replicasOfNode, reportApplied, type NodeReplica } from './replica-state.js';
+import { hrwScore } from './placement.js';
+import { joinIsr, replicasOfNode, reportApplied, shardMap, type NodeReplica } from './replica-state.js';
 import { applyEntry, LogTailer } from './shard-log.js';
+import { exportRows, importRows, newestSnapshot, recordSnapshot, snapshotKey, type SnapshotRow } from './shard-snapshots.js';
 
 export interface ShardHostOptions {
   pool: Pool;
@@ -35,13 +45,46 @@ export interface ShardHostOptions {
   catalogAt: (seq: number) => Promise<void>;
   /** How often the node's assignments are read (and applied seqs reported). */
   intervalMs: number;
+  /** Where snapshots go and come from. */
+  objects: ObjectStore;
+  /** A local directory for snapshot files on their way to and from object storage. */
+  stagingDir: string;
+  /** A shard's snapshot owner takes one once this many log entries passed the newest... */
+  snapshotEntries: number;
+  /** ...or once this long passed with at least one entry. */
+  snapshotIntervalMs: number;
 }
+
+/** What the last snapshot this node took cost, for /healthz and the bench. */
+export interface SnapshotTaken {
+  dataset: string;
+  shard: number;
+  seq: number;
+  rows: number;
+  bytes: number;
+  /** How long the replica applied nothing while its rows were written out. */
+  heldMs: number;
+  /** Export, upload and record. */
+  totalMs: number;
+  /** Log entries deleted behind the second-newest snapshot. */
+  cutEntries: number;
+}
+
+/** How long a failed snapshot (object storage away) waits before the next try. */
+const SNAPSHOT_RETRY_MS = 5000;
 
 /** What a delete removed, by seq, kept for the writer's sync call to read. */
 const REMEMBERED_RESULTS = 4096;
 
 class HostedReplica {
   reported = -1;
+  /** The last seq applied to the engine dataset, as seen from inside `hold` (the tailer's own count moves after). */
+  heldSeq: number;
+  /** The newest snapshot of the shard known here, and when it was taken (or the replica hosted). */
+  snapshotSeq: number;
+  snapshotAt = Date.now();
+  nextSnapshotTry = 0;
+  private chain: Promise<unknown> = Promise.resolve();
   /** What of the record the engine dataset holds, per kind of setting (each is costly to apply again). */
   applied: { schema: number; defaults: string; promotion: string; sla: string };
   readonly results = new Map<number, number>();
@@ -53,8 +96,18 @@ class HostedReplica {
     readonly tailer: LogTailer,
     record: DatasetRecord,
     public state: NodeReplica['state'],
+    fromSeq: number,
   ) {
+    this.heldSeq = fromSeq;
+    this.snapshotSeq = fromSeq;
     this.applied = { schema: record.schema_version, defaults: defaultsOf(record), promotion: JSON.stringify(record.promotion ?? null), sla: JSON.stringify(record.sla ?? null) };
+  }
+
+  /** Runs `fn` with nothing else held: entries are applied one at a time, and a snapshot sees none half-applied. */
+  hold<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => {});
+    return next;
   }
 
   remember(seq: number, result: number): void {
@@ -76,8 +129,11 @@ export class ShardHost {
   private timer: NodeJS.Timeout | null = null;
   private passing: Promise<void> | null = null;
   private stopped = false;
+  private snapshotting: Promise<void> | null = null;
   /** The error of the last pass (the database away), for /healthz and logs. */
   lastError: Error | null = null;
+  /** The last snapshot this node took. */
+  lastSnapshot: SnapshotTaken | null = null;
 
   constructor(private readonly opts: ShardHostOptions) {}
 
@@ -92,6 +148,7 @@ export class ShardHost {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.passing?.catch(() => {});
+    await this.snapshotting;
     await Promise.all([...this.replicas.values()].map((r) => r.tailer.stop()));
   }
 
@@ -101,8 +158,13 @@ export class ShardHost {
   }
 
   /** Replicas hosted here and their states, for /healthz and tests. */
-  list(): { dataset: string; shard: number; state: string; applied: number }[] {
-    return [...this.replicas.values()].map((r) => ({ dataset: r.dataset, shard: r.shard, state: r.state, applied: r.tailer.applied }));
+  list(): { dataset: string; shard: number; state: string; applied: number; snapshot_seq: number }[] {
+    return [...this.replicas.values()].map((r) => ({ dataset: r.dataset, shard: r.shard, state: r.state, applied: r.tailer.applied, snapshot_seq: r.snapshotSeq }));
+  }
+
+  /** Resolves once no snapshot is being taken here (tests and the bench). */
+  async snapshotsSettled(): Promise<void> {
+    await this.snapshotting;
   }
 
   /** Waits until the replica applied `seq`: the writer's ack (and what a delete removed). */
@@ -242,13 +304,29 @@ export class ShardHost {
     const { pool, nodeId } = this.opts;
     const assigned = await replicasOfNode(pool, nodeId);
     const wanted = new Set<string>();
+    let failed: Error | null = null;
     for (const a of assigned) {
       const name = replicaName(a.dataset, a.shard);
       const record = this.opts.record(a.dataset);
       if (!record) continue; // the catalog copy has not seen the dataset yet (or it was deleted)
       wanted.add(name);
       let hosted = this.replicas.get(name);
-      if (!hosted) hosted = await this.host(a, record);
+      if (hosted?.tailer.error) {
+        // A gap (the log was cut past it while this node was away) or an entry it could not apply:
+        // it starts again from the newest snapshot.
+        console.error(`sable: replica ${name} on ${nodeId} starts again: ${hosted.tailer.error.message}`);
+        await this.unhost(name, hosted);
+        hosted = undefined;
+      }
+      if (!hosted) {
+        try {
+          hosted = await this.host(a, record);
+        } catch (err) {
+          // Object storage away, say: this replica waits for the next pass, the others go on.
+          failed = err as Error;
+          continue;
+        }
+      }
       hosted.state = a.state;
       await this.applyRecord(hosted, record);
       const applied = hosted.tailer.applied;
@@ -260,18 +338,88 @@ export class ShardHost {
         await reportApplied(pool, a.dataset, a.shard, nodeId, applied);
         hosted.reported = applied;
       }
+      this.considerSnapshot(hosted);
     }
-    for (const [name, hosted] of this.replicas) {
-      if (wanted.has(name)) continue;
-      this.replicas.delete(name);
-      await hosted.tailer.stop();
-      await this.opts.engine.dropDataset(name);
+    for (const [name, hosted] of this.replicas) if (!wanted.has(name)) await this.unhost(name, hosted);
+    if (failed) throw failed;
+  }
+
+  private async unhost(name: string, hosted: HostedReplica): Promise<void> {
+    this.replicas.delete(name);
+    await hosted.tailer.stop();
+    await hosted.hold(async () => {}); // a snapshot of it being written finishes first
+    await this.opts.engine.dropDataset(name);
+  }
+
+  /** Starts a snapshot of the replica when one is due and none is being taken here; never waits for it. */
+  private considerSnapshot(r: HostedReplica): void {
+    if (this.snapshotting || this.stopped || r.state !== 'active' || Date.now() < r.nextSnapshotTry) return;
+    const since = r.heldSeq - r.snapshotSeq;
+    if (since <= 0 || (since < this.opts.snapshotEntries && Date.now() - r.snapshotAt < this.opts.snapshotIntervalMs)) return;
+    this.snapshotting = this.snapshot(r)
+      .catch((err: Error) => {
+        r.nextSnapshotTry = Date.now() + SNAPSHOT_RETRY_MS;
+        console.error(`sable: snapshot of ${replicaName(r.dataset, r.shard)} on ${this.opts.nodeId} failed (retried in ${SNAPSHOT_RETRY_MS} ms): ${err.message}`);
+      })
+      .finally(() => (this.snapshotting = null));
+  }
+
+  /** The first in-sync replica in the shard's HRW order takes its snapshots: one writer, no coordination. */
+  private async ownsSnapshots(r: HostedReplica): Promise<boolean> {
+    const entry = (await shardMap(this.opts.pool, r.dataset)).find((e) => e.shard === r.shard);
+    const owner = entry?.replicas
+      .filter((x) => x.state === 'active' && x.live)
+      .map((x) => x.node)
+      .sort((a, b) => hrwScore(r.dataset, r.shard, b) - hrwScore(r.dataset, r.shard, a) || (a < b ? -1 : 1))[0];
+    return owner === this.opts.nodeId;
+  }
+
+  private async snapshot(r: HostedReplica): Promise<void> {
+    const { pool, objects, nodeId, stagingDir } = this.opts;
+    const newest = await newestSnapshot(pool, r.dataset, r.shard);
+    if (newest && newest.seq > r.snapshotSeq) {
+      // Another owner took one (before placement moved): the count starts from it.
+      r.snapshotSeq = newest.seq;
+      r.snapshotAt = Date.now();
+      return;
+    }
+    if (!(await this.ownsSnapshots(r))) {
+      r.nextSnapshotTry = Date.now() + this.opts.intervalMs * 5;
+      return;
+    }
+    await mkdir(stagingDir, { recursive: true });
+    const path = join(stagingDir, `snapshot-${randomUUID()}`);
+    try {
+      const started = performance.now();
+      let heldMs = 0;
+      const { seq, exported } = await r.hold(async () => {
+        const t = performance.now();
+        const seq = r.heldSeq;
+        const exported = await exportRows(r.engineDataset, path, r.dataset, r.shard, seq);
+        heldMs = performance.now() - t;
+        return { seq, exported };
+      });
+      const key = snapshotKey(r.dataset, r.shard, seq);
+      await objects.put(key, createReadStream(path), { exact: exported.bytes }, 'application/octet-stream');
+      const row: SnapshotRow = { dataset: r.dataset, shard: r.shard, seq, key, ...exported, node: nodeId };
+      const recorded = await recordSnapshot(pool, row).catch(async (err: Error) => {
+        await objects.remove(key).catch(() => {}); // the dataset was dropped meanwhile, say
+        throw err;
+      });
+      if (!recorded.recorded) await objects.remove(key).catch(() => {});
+      // An object left behind by a failed removal is garbage, never read: no row names it.
+      for (const gone of recorded.removedKeys) await objects.remove(gone).catch(() => {});
+      r.snapshotSeq = seq;
+      r.snapshotAt = Date.now();
+      this.lastSnapshot = { dataset: r.dataset, shard: r.shard, seq, rows: exported.rows, bytes: exported.bytes, heldMs, totalMs: performance.now() - started, cutEntries: recorded.cutEntries };
+    } finally {
+      await rm(path, { force: true });
     }
   }
 
   private async host(a: NodeReplica, record: DatasetRecord): Promise<HostedReplica> {
     const name = replicaName(a.dataset, a.shard);
-    // Whatever a dropped replica left is stale: it is replayed from the log.
+    // Whatever a dropped replica left is stale: it is rebuilt from the snapshot and the log.
     await this.opts.engine.dropDataset(name);
     const engineDataset = await this.opts.engine.createDataset({
       name,
@@ -283,21 +431,39 @@ export class ShardHost {
       ...(record.promotion ? { promotion: record.promotion } : {}),
       ...(record.sla ? { sla: record.sla } : {}),
     });
+    let fromSeq = 0;
+    try {
+      const snapshot = await newestSnapshot(this.opts.pool, a.dataset, a.shard);
+      if (snapshot) {
+        const staged = await this.opts.objects.stage(snapshot.key);
+        try {
+          await importRows(staged.path, engineDataset, snapshot);
+        } finally {
+          await staged.release();
+        }
+        fromSeq = snapshot.seq;
+      }
+    } catch (err) {
+      await this.opts.engine.dropDataset(name);
+      throw new Error(`replica ${name} on ${this.opts.nodeId} could not load its snapshot: ${(err as Error).message}`);
+    }
     let hosted: HostedReplica | undefined;
     const tailer = new LogTailer({
       pool: this.opts.pool,
       notifications: this.opts.notifications,
       dataset: a.dataset,
       shard: a.shard,
-      fromSeq: 0,
-      apply: async (rec) => {
-        if (!rec.entry) throw new Error(`seq ${rec.seq} is a bulk entry in object storage, which replicas cannot apply yet`);
-        const result = await applyEntry(engineDataset, rec.entry);
-        hosted?.remember(rec.seq, result);
-      },
+      fromSeq,
+      apply: (rec) =>
+        hosted!.hold(async () => {
+          if (!rec.entry) throw new Error(`seq ${rec.seq} is a bulk entry in object storage, which replicas cannot apply yet`);
+          const result = await applyEntry(engineDataset, rec.entry);
+          hosted!.heldSeq = rec.seq;
+          hosted!.remember(rec.seq, result);
+        }),
       pollMs: 1000,
     });
-    hosted = new HostedReplica(a.dataset, a.shard, engineDataset, tailer, record, a.state);
+    hosted = new HostedReplica(a.dataset, a.shard, engineDataset, tailer, record, a.state, fromSeq);
     this.replicas.set(name, hosted);
     return hosted;
   }

@@ -123,7 +123,9 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const createdAdminKey = await firstStart(store, config.dataDir);
   const engine = await Engine.open({ path: join(config.dataDir, 'engine') });
   const shards = new ShardPool({ threads: config.searchThreads });
-  const served = cluster ? await cluster.serve(engine, shards, store) : undefined;
+  const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
+  const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
+  const served = cluster ? await cluster.serve(engine, shards, store, objects, join(config.dataDir, 'staging')) : undefined;
   const metrics = new Metrics();
   const embedder = new Embedder(config.embeddings, (org, ref) => secrets.reveal(org, ref), (p, n, cached) => metrics.observeEmbedding(p, n, cached));
   const datasets = new DatasetService(store, engine, {
@@ -136,8 +138,6 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     for (const c of changes) if (c.db === 'externalIds' && c.value !== undefined) datasets.externalIdsWritten(String((c.key as unknown[])[0]));
   });
   const jobs: JobQueue = cluster ? cluster.jobs : new LmdbJobQueue(store);
-  const signer = config.s3 ? undefined : UploadSigner.open(config.dataDir);
-  const objects: ObjectStore = config.s3 ? new S3ObjectStore(config.s3, join(config.dataDir, 'staging')) : new LocalObjectStore(config.dataDir, signer!);
   const parquet = new ParquetPool();
   const rerank = new RerankProviders(config.rerank, (org, ref) => secrets.reveal(org, ref));
   const search = new SearchService(datasets, shards, embedder, rerank, served?.router);

@@ -20,6 +20,7 @@ import { createClusterDataset, dropClusterDataset } from '../cluster/replica-sta
 import { ClusterRouter } from '../cluster/router.js';
 import { ShardHost } from '../cluster/shard-host.js';
 import type { Engine, ShardRunner } from '../engine/index.js';
+import type { ObjectStore } from '../objects/object-store.js';
 import { configError } from '../errors/codes.js';
 import { migrate } from '../outbound/postgres/migrations.js';
 import { openPool } from '../outbound/postgres/pool.js';
@@ -37,7 +38,7 @@ export interface ClusterNode {
   /** Answer runs recorded for every node, and other nodes' runs found. */
   readonly runs: RunLog;
   /** Step two: hosts replicas (search role) and routes; the router is what retrieval takes. */
-  serve(engine: Engine, runner: ShardRunner, store: ControlStore): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
+  serve(engine: Engine, runner: ShardRunner, store: ControlStore, objects: ObjectStore, stagingDir: string): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
   /** For /healthz: this node's view of itself. */
   status(): Record<string, unknown>;
   close(): Promise<void>;
@@ -71,6 +72,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     void host?.nudge().catch(() => {});
   });
   let router: ClusterRouter | undefined;
+  let objectStore: ObjectStore | undefined;
   const routed = () => {
     if (!router) throw new Error('the cluster router is not serving yet');
     return router;
@@ -85,8 +87,10 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
       tellShardMap();
     },
     drop: async (id) => {
-      await dropClusterDataset(pool, id);
+      const snapshots = await dropClusterDataset(pool, id);
       tellShardMap();
+      // No row names them any more: an object whose removal fails is garbage, never read.
+      for (const key of snapshots) await objectStore?.remove(key).catch(() => {});
     },
   };
   return {
@@ -95,7 +99,8 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     placement,
     jobs,
     runs,
-    async serve(engine, runner, control) {
+    async serve(engine, runner, control, objects, stagingDir) {
+      objectStore = objects;
       if (config.roles.includes('search')) {
         host = new ShardHost({
           pool,
@@ -109,6 +114,10 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
             if (catalog.applied < seq) await catalog.sync();
           },
           intervalMs: Math.min(1000, config.heartbeatMs),
+          objects,
+          stagingDir,
+          snapshotEntries: config.snapshotEntries,
+          snapshotIntervalMs: config.snapshotIntervalMs,
         });
         await host.start();
       }
@@ -132,6 +141,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
       controller: controller.isLeader(),
       catalog_seq: catalog.applied,
       replicas: host?.list().length ?? 0,
+      last_snapshot: host?.lastSnapshot ?? null,
     }),
     async close() {
       unsubscribe();
