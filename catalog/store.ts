@@ -57,14 +57,17 @@ export const CONTROL_DATABASES = {
   sessionEvents: 'session_events',
   endedDashboardSessions: 'ended_dashboard_sessions',
   catalogMeta: 'catalog_meta',
+  runs: 'runs',
+  runChunks: 'run_chunks',
 } as const;
 export type ControlDatabase = keyof typeof CONTROL_DATABASES;
 
 /**
- * Databases that are this node's own, never replicated: the embedded job queue's, and where the
- * catalog journal keeps how far this node's copy has applied the log.
+ * Databases that are this node's own, never replicated: the embedded job queue's, where the
+ * catalog journal keeps how far this node's copy has applied the log, and the embedded answer
+ * runs (answer/runs/local-run-log.ts; a cluster records its runs in PostgreSQL).
  */
-export const NODE_LOCAL_DATABASES: ReadonlySet<ControlDatabase> = new Set(['jobs', 'jobFiles', 'jobIdempotency', 'catalogMeta']);
+export const NODE_LOCAL_DATABASES: ReadonlySet<ControlDatabase> = new Set(['jobs', 'jobFiles', 'jobIdempotency', 'catalogMeta', 'runs', 'runChunks']);
 
 /** lmdb-js's put and remove, as the wrappers call them (their overloads differ only in options). */
 type LmdbWrite = (this: Database | void, ...args: unknown[]) => Promise<boolean>;

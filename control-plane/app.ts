@@ -5,6 +5,7 @@
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PreviewSigner } from '../answer/preview-ref.js';
+import { LocalRunLog } from '../answer/runs/local-run-log.js';
 import { RunStore } from '../answer/runs/run-store.js';
 import { StreamTokens } from '../answer/runs/stream-tokens.js';
 import { AnswerService } from '../answer/service.js';
@@ -185,7 +186,8 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
   const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
   // Answers: questions over the datasets, as runs that stream, with chat sessions.
   const sessionStore = new SessionStore(store);
-  const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg, ...(cluster ? { remote: cluster.runs } : {}) });
+  // Runs are recorded as they go: in a cluster for every node, embedded on disk for the next process.
+  const runs = new RunStore({ detachGraceMs: config.answers.detachGraceMs, maxRunningPerOrg: config.answers.maxRunningPerOrg, remote: cluster ? cluster.runs : new LocalRunLog(store) });
   const previews = new PreviewSigner(masterKey);
   const answers = new AnswerService(
     { datasets, rowsOf, search, documents: documentStore, sessions: sessionStore, runs, previews, revealSecret: (org, ref) => secrets.reveal(org, ref) },

@@ -1,8 +1,9 @@
 /**
  * The runs of the last 15 minutes, by organization: a run id is unique within its organization
- * only (callers choose them), and another organization's run is not found. Runs live in memory:
- * a run is the work of this process, and what must outlive it (a session's messages and trace)
- * is written to LMDB by the session store.
+ * only (callers choose them), and another organization's run is not found. A run is the work of
+ * this process and lives in its memory; each is also recorded as it goes (`remote`: on this
+ * machine's disk, or in a cluster in PostgreSQL), where the runs this process does not hold are
+ * found: an earlier process's, or another node's.
  */
 import { randomUUID } from 'node:crypto';
 import { SableError } from '../../errors/codes.js';
@@ -18,7 +19,7 @@ export interface RunStoreOptions {
   maxRunningPerOrg: number;
   /** Runs kept in all (the oldest ended ones go first). */
   maxKept?: number;
-  /** Cluster mode: runs are recorded for the other nodes, and theirs are found there. */
+  /** Where runs are recorded, and found when not in memory (local-run-log.ts, or a cluster's run log). */
   remote?: RemoteRuns;
 }
 
@@ -70,6 +71,7 @@ export class RunStore {
     const running = [...this.runs.values()].filter((r) => r.running);
     for (const r of running) r.abort.abort(new Error('the service is stopping'));
     await Promise.all(running.map((r) => r.whenEnded()));
+    await this.opts.remote?.close?.();
   }
 
   private expired(run: Run, now: number): boolean {

@@ -2,7 +2,8 @@
  * What the routes read of a run: its status, trace, answer and chunks, live until `done`. A run
  * of this process is a `Run`; in a cluster, a run another node is answering (or answered) is
  * read from the cluster's run log (cluster/run-log.ts) through the same surface, so a stream
- * started on one node resumes on another with `Last-Event-ID`.
+ * started on one node resumes on another with `Last-Event-ID`; embedded, a run of an earlier
+ * process is read from the disk (local-run-log.ts), so a stream resumes after a restart.
  */
 import type { RunStatus, StreamChunk, TraceEvent } from './run.js';
 
@@ -30,10 +31,16 @@ export interface RunView {
   whenEnded(): Promise<void>;
 }
 
-/** Where runs of other nodes are found, and where this node's runs are recorded for them. */
+/**
+ * Where runs are recorded as they go, and found when this process does not hold them: in a
+ * cluster, the runs of every node (cluster/run-log.ts); embedded, this machine's runs on disk,
+ * those of earlier processes included (local-run-log.ts).
+ */
 export interface RemoteRuns {
-  /** Records the run as it goes (its chunks, its end) for the other nodes to read. */
+  /** Records the run as it goes (its chunks, its end) for the other nodes, or the next process, to read. */
   track(run: import('./run.js').Run): void;
   /** A run of another node (or of an earlier process), or undefined. */
   find(orgId: string, id: string): Promise<RunView | undefined>;
+  /** Writes what is still pending, once the runs have ended (the service is closing). */
+  close?(): Promise<void>;
 }
