@@ -1,0 +1,193 @@
+/**
+ * Inputs of docs/capacity.md: what one vector costs an embedded dataset (a shard replica is one),
+ * by index type and dimension, in memory and on disk, and what a search costs one thread.
+ *
+ *   node dist/bench/cluster/index-bytes.js [--small=10000] [--large=30000] [--dims=768,1536] [--queries=200]
+ *
+ * For each dimension and index type (sable, ivf, hnsw, flat; cosine, engine defaults) a durable
+ * engine in a temporary directory loads `small` then, in a fresh process, `large` vectors of the
+ * bench's synthetic clustered set (bench/ann/datasets.ts; 1536-d rows are two 768-d points side
+ * by side), flushes into one sealed partition and waits for the index. Per vector = the
+ * difference between the two sizes over the rows added, so fixed costs (centroids, LMDB pages,
+ * the process) drop out. Read: stats().memory_bytes (the engine's own accounting of segment
+ * memory), anonymous RSS growth (RssAnon, after a GC), LMDB's sable.mdb blocks and the
+ * partition's snapshot file (segments/*.seg). At `large`, one-thread searchBatch QPS with the
+ * engine's defaults and recall@10 against the flat (exact) index's answers.
+ *
+ * Writes results/capacity-inputs.md (with log-appends.ts's table when present).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { IndexType } from '../../engine/index.js';
+import { SyntheticGenerator } from '../ann/datasets.js';
+import { cpuInfo, gitCommit } from '../ann/env.js';
+import { paths } from '../ann/paths.js';
+import { loadSable } from '../ann/libs/sable.js';
+
+const TYPES: IndexType[] = ['flat', 'sable', 'ivf', 'hnsw'];
+
+interface One {
+  dim: number;
+  type: IndexType;
+  n: number;
+  queries: number;
+}
+
+interface Measured extends One {
+  buildSeconds: number;
+  memoryBytes: number;
+  anonBytes: number;
+  lmdbBytes: number;
+  segBytes: number;
+  partitions: number;
+  qps?: number;
+  /** Ids of each query's top 10 (for recall against flat). */
+  top?: number[][];
+}
+
+function rssAnon(): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** `count` rows of `dim` (768 or a multiple): 768-d points of streams 0, 2, 4... side by side. */
+function rows(gen: SyntheticGenerator, dim: number, stream: number, count: number): Float32Array {
+  const parts = dim / 768;
+  const out = new Float32Array(count * dim);
+  const part = new Float32Array(count * 768);
+  for (let k = 0; k < parts; k++) {
+    gen.fill(part, stream + 2 * k, 0, count);
+    for (let i = 0; i < count; i++) out.set(part.subarray(i * 768, (i + 1) * 768), i * dim + k * 768);
+  }
+  return out;
+}
+
+/** Allocated bytes of a file (sparse LMDB maps count only what is written). */
+function blocks(path: string): number {
+  return existsSync(path) ? statSync(path).blocks * 512 : 0;
+}
+
+async function measureOne(o: One): Promise<Measured> {
+  const mod = await loadSable();
+  const gen = new SyntheticGenerator();
+  const data = rows(gen, o.dim, 0, o.n);
+  const queries = rows(gen, o.dim, 1, o.queries);
+  const dir = mkdtempSync(join(tmpdir(), 'sable-capacity-'));
+  try {
+    gc();
+    const anon0 = rssAnon();
+    const engine = await mod.Engine.open({ path: dir });
+    const ds = await engine.createDataset({
+      name: `cap-${o.type}-${o.dim}`,
+      dim: o.dim,
+      metric: 'cosine',
+      indexType: o.type,
+      promotion: { max_buffer_vectors: 10_000_000, max_buffer_age_ms: 3_600_000 },
+    });
+    const t0 = performance.now();
+    const chunk = 5_000;
+    for (let first = 0; first < o.n; first += chunk) {
+      const count = Math.min(chunk, o.n - first);
+      await ds.upsert(Float64Array.from({ length: count }, (_, i) => first + i + 1), data.subarray(first * o.dim, (first + count) * o.dim));
+    }
+    await ds.flush();
+    for (let i = 0; ds.stats().index_status !== 'ready' && i < 6000; i++) await new Promise((r) => setTimeout(r, 50));
+    const buildSeconds = (performance.now() - t0) / 1000;
+    const st = ds.stats();
+    if (st.vector_count !== o.n || st.growing_vectors !== 0 || st.index_status !== 'ready') throw new Error(`${o.type} ${o.dim}: ${JSON.stringify(st)}`);
+    await new Promise((r) => setTimeout(r, 1000));
+    gc();
+    const anonBytes = rssAnon() - anon0;
+    const segs = join(dir, 'segments');
+    const segBytes = readdirSync(segs).reduce((s, f) => s + blocks(join(segs, f)), 0);
+    const lmdbBytes = blocks(join(dir, 'sable.mdb'));
+    const out: Measured = { ...o, buildSeconds, memoryBytes: st.memory_bytes, anonBytes, lmdbBytes, segBytes, partitions: st.partitions };
+    if (o.queries > 0) {
+      let best = Infinity;
+      let hits: { id: number }[][] = [];
+      for (let pass = 0; pass < 3; pass++) {
+        const t = performance.now();
+        hits = await ds.searchBatch(queries, { topK: 10, threads: 1, includeMetadata: false });
+        best = Math.min(best, performance.now() - t);
+      }
+      out.qps = o.queries / (best / 1000);
+      out.top = hits.map((h) => h.map((x) => x.id));
+    }
+    await engine.close();
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs one measurement in a fresh process (its RSS its own). */
+function inChild(o: One): Measured {
+  const out = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), `--one=${JSON.stringify(o)}`], { encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
+}
+
+function recall(a: number[][], exact: number[][]): number {
+  let hit = 0;
+  let all = 0;
+  for (let q = 0; q < exact.length; q++) {
+    const truth = new Set(exact[q]);
+    for (const id of a[q]!) if (truth.has(id)) hit++;
+    all += exact[q]!.length;
+  }
+  return hit / all;
+}
+
+async function main(): Promise<void> {
+  const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, ...v]) => [k, v.join('=')]));
+  if (args.one) {
+    console.log(JSON.stringify(await measureOne(JSON.parse(args.one) as One)));
+    return;
+  }
+  const small = Number(args.small ?? 10_000);
+  const large = Number(args.large ?? 30_000);
+  const nq = Number(args.queries ?? 200);
+  const dims = (args.dims ?? '768,1536').split(',').map(Number);
+  const t0 = performance.now();
+  const load0 = loadavg()[0]!;
+  const lines: string[] = [];
+  for (const dim of dims) {
+    let exact: number[][] | undefined;
+    for (const type of TYPES) {
+      const a = inChild({ dim, type, n: small, queries: 0 });
+      const b = inChild({ dim, type, n: large, queries: nq });
+      if (type === 'flat') exact = b.top;
+      const per = (k: keyof Measured) => ((b[k] as number) - (a[k] as number)) / (large - small);
+      const line = `| ${dim} | ${type} | ${per('memoryBytes').toFixed(0)} | ${per('anonBytes').toFixed(0)} | ${per('lmdbBytes').toFixed(0)} | ${per('segBytes').toFixed(0)} | ${b.partitions} | ${b.buildSeconds.toFixed(1)} | ${b.qps!.toFixed(0)} | ${recall(b.top!, exact!).toFixed(3)} |`;
+      console.error(line);
+      lines.push(line);
+    }
+  }
+  const cpu = cpuInfo();
+  const table = [
+    `## Bytes per vector and one-thread search (\`node dist/bench/cluster/index-bytes.js --small=${small} --large=${large} --queries=${nq}\`)`,
+    '',
+    `Commit ${gitCommit()}; ${cpu.model}, ${cpu.cores} shared cores (load ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end); Node ${process.version}; ${((performance.now() - t0) / 1000).toFixed(0)} s. Synthetic clustered vectors (bench/ann/datasets.ts), cosine, engine defaults, one sealed partition. Bytes per vector = (figure at ${large} − figure at ${small}) / ${large - small}, each size in a fresh process. QPS: ${nq} queries in one searchBatch, one thread, best of 3, at ${large} rows; recall@10 against the flat index's answers.`,
+    '',
+    '| dim | index | stats().memory_bytes / vector | anon RSS / vector | LMDB sable.mdb / vector | snapshot .seg / vector | partitions | build s (large) | QPS 1 thread (large) | recall@10 vs flat |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...lines,
+    '',
+  ].join('\n');
+  const out = join(paths.results, 'capacity-inputs.md');
+  const MARK = '<!-- index-bytes -->';
+  const END = '<!-- /index-bytes -->';
+  let md = existsSync(out) ? readFileSync(out, 'utf8') : '# Capacity inputs (docs/capacity.md)\n\n' + MARK + '\n' + END + '\n';
+  if (!md.includes(MARK)) md += '\n' + MARK + '\n' + END + '\n';
+  md = md.slice(0, md.indexOf(MARK) + MARK.length) + '\n' + table + md.slice(md.indexOf(END));
+  writeFileSync(out, md);
+  console.log(table);
+}
+
+await main();
