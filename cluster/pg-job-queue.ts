@@ -6,8 +6,16 @@
  * at once when its owner is known gone: owners are named `{node}/{pid}/{nonce}`, and a node that
  * starts again releases what its previous process held (it cannot renew them), as the LMDB queue
  * does for a restarted process.
+ *
+ * Fencing (migration 0008): a claim sets the job's `fence` to the attempt's number. A write made
+ * inside an attempt (jobs/attempts.ts: the runner runs each attempt in its context) to that
+ * attempt's job locks the job's row and checks the fence first: another number means a newer
+ * attempt took the job after this one's lease lapsed, and the write throws LeaseLost, changing
+ * nothing (progress, files, the end state alike). A job made while a schedule tick fires is that
+ * tick's (`scheduled_for`); UNIQUE (schedule_id, scheduled_for) refuses a second one (TickTaken).
  */
 import { randomBytes } from 'node:crypto';
+import { attemptOf, LeaseLost, TickTaken, tickOf } from '../jobs/attempts.js';
 import type { IdempotencyKey, JobPage, JobQueue } from '../jobs/queue.js';
 import type { FileRecord, JobKind, JobRecord } from '../jobs/records.js';
 import { withTransaction, type Pool, type PoolClient } from '../outbound/postgres/pool.js';
@@ -32,13 +40,21 @@ export class PgJobQueue implements JobQueue {
   }
 
   async create(job: JobRecord, files: FileRecord[], idempotency?: IdempotencyKey): Promise<void> {
-    await withTransaction(this.pool, async (c) => {
-      await this.putJob(c, job);
-      await this.putFiles(c, job.job_id, files);
-      if (idempotency) {
-        await c.query('INSERT INTO job_idempotency_keys (org_id, dataset_id, key, job_id) VALUES ($1, $2, $3, $4)', [idempotency.orgId, idempotency.datasetId, idempotency.key, job.job_id]);
-      }
-    });
+    const tick = tickOf(job.schedule_id);
+    try {
+      await withTransaction(this.pool, async (c) => {
+        await this.putJob(c, job);
+        if (tick) await c.query('UPDATE job_records SET scheduled_for = $2 WHERE job_id = $1', [job.job_id, tick.tick]);
+        await this.putFiles(c, job.job_id, files);
+        if (idempotency) {
+          await c.query('INSERT INTO job_idempotency_keys (org_id, dataset_id, key, job_id) VALUES ($1, $2, $3, $4)', [idempotency.orgId, idempotency.datasetId, idempotency.key, job.job_id]);
+        }
+      });
+    } catch (e) {
+      const pg = e as { code?: string; constraint?: string };
+      if (tick && pg.code === '23505' && pg.constraint === 'job_records_tick') throw new TickTaken(tick.scheduleId, tick.tick);
+      throw e;
+    }
   }
 
   async byIdempotencyKey(k: IdempotencyKey): Promise<string | undefined> {
@@ -99,6 +115,7 @@ export class PgJobQueue implements JobQueue {
 
   updateFile(jobId: string, fileId: string, change: (f: FileRecord) => FileRecord): Promise<FileRecord> {
     return withTransaction(this.pool, async (c) => {
+      await this.fenced(c, jobId);
       const { rows } = await c.query<{ record: FileRecord }>('SELECT record FROM job_file_records WHERE job_id = $1 AND file_id = $2 FOR UPDATE', [jobId, fileId]);
       if (!rows[0]) throw new Error(`file ${fileId} of job ${jobId} vanished`);
       const next = change(rows[0].record);
@@ -120,6 +137,7 @@ export class PgJobQueue implements JobQueue {
 
   async put(job: JobRecord, files: FileRecord[]): Promise<void> {
     await withTransaction(this.pool, async (c) => {
+      await this.fenced(c, job.job_id);
       await this.putJob(c, job);
       await this.putFiles(c, job.job_id, files);
     });
@@ -131,8 +149,8 @@ export class PgJobQueue implements JobQueue {
 
   async claim(owner: string, kinds: readonly JobKind[], leaseMs: number): Promise<JobRecord | null> {
     return withTransaction(this.pool, async (c) => {
-      const { rows } = await c.query<{ record: JobRecord }>(
-        `SELECT record FROM job_records
+      const { rows } = await c.query<{ record: JobRecord; fence: string }>(
+        `SELECT record, fence FROM job_records
           WHERE confirmed AND kind = ANY($1::text[]) AND status IN ('pending', 'running')
             AND (status = 'pending' OR lease_owner IS NULL OR lease_until IS NULL OR lease_until <= now())
           ORDER BY coalesce(queued_at, created_at), job_id
@@ -141,8 +159,11 @@ export class PgJobQueue implements JobQueue {
       );
       const job = rows[0]?.record;
       if (!job) return null;
-      const taken: JobRecord = { ...job, status: 'running', lease_owner: owner, lease_expires_at: Date.now() + leaseMs, attempts: job.attempts + 1 };
+      // The fence column is the attempt's number (the record's count, should they ever differ, never goes back).
+      const attempt = Math.max(job.attempts, Number(rows[0]!.fence)) + 1;
+      const taken: JobRecord = { ...job, status: 'running', lease_owner: owner, lease_expires_at: Date.now() + leaseMs, attempts: attempt };
       await this.putJob(c, taken, leaseMs);
+      await c.query('UPDATE job_records SET fence = $2 WHERE job_id = $1', [job.job_id, attempt]);
       return taken;
     });
   }
@@ -151,8 +172,8 @@ export class PgJobQueue implements JobQueue {
     const { rowCount } = await this.pool.query(
       `UPDATE job_records SET lease_until = now() + $3::double precision * interval '1 millisecond',
               record = jsonb_set(record, '{lease_expires_at}', to_jsonb($4::double precision))
-        WHERE job_id = $1 AND lease_owner = $2 AND status = 'running'`,
-      [jobId, owner, leaseMs, Date.now() + leaseMs],
+        WHERE job_id = $1 AND lease_owner = $2 AND status = 'running' AND ($5::bigint IS NULL OR fence = $5)`,
+      [jobId, owner, leaseMs, Date.now() + leaseMs, attemptOf(jobId)?.fence ?? null],
     );
     return (rowCount ?? 0) > 0;
   }
@@ -161,8 +182,8 @@ export class PgJobQueue implements JobQueue {
     await this.pool.query(
       `UPDATE job_records SET lease_owner = NULL, lease_until = NULL,
               record = record || '{"lease_owner": null, "lease_expires_at": 0}'::jsonb
-        WHERE job_id = $1 AND lease_owner = $2`,
-      [jobId, owner],
+        WHERE job_id = $1 AND lease_owner = $2 AND ($3::bigint IS NULL OR fence = $3)`,
+      [jobId, owner, attemptOf(jobId)?.fence ?? null],
     );
   }
 
@@ -185,22 +206,32 @@ export class PgJobQueue implements JobQueue {
     return rows.map((r) => r.record);
   }
 
+  /** The job's record, its row locked; inside an attempt at it, checked against the attempt's fence. */
   private async lockedJob(c: PoolClient, jobId: string): Promise<JobRecord> {
-    const { rows } = await c.query<{ record: JobRecord }>('SELECT record FROM job_records WHERE job_id = $1 FOR UPDATE', [jobId]);
+    const { rows } = await c.query<{ record: JobRecord; fence: string }>('SELECT record, fence FROM job_records WHERE job_id = $1 FOR UPDATE', [jobId]);
+    checkFence(jobId, rows[0]?.fence);
     if (!rows[0]) throw new Error(`job ${jobId} vanished`);
     return rows[0].record;
+  }
+
+  /** Inside an attempt at `jobId`: locks the job's row and throws LeaseLost unless the attempt is still its latest. */
+  private async fenced(c: PoolClient, jobId: string): Promise<void> {
+    if (!attemptOf(jobId)) return;
+    const { rows } = await c.query<{ fence: string }>('SELECT fence FROM job_records WHERE job_id = $1 FOR UPDATE', [jobId]);
+    checkFence(jobId, rows[0]?.fence);
   }
 
   /** Writes the record and the columns queries use; `leaseMs` (a claim) sets the lease on the database's clock. */
   private async putJob(c: Queryable, j: JobRecord, leaseMs?: number): Promise<void> {
     await c.query(
-      `INSERT INTO job_records (job_id, org_id, dataset_id, source_id, kind, status, confirmed, created_at, queued_at, lease_owner, lease_until, record)
+      `INSERT INTO job_records (job_id, org_id, dataset_id, source_id, kind, status, confirmed, created_at, queued_at, lease_owner, lease_until, record, schedule_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
                CASE WHEN $10::text IS NULL THEN NULL
                     WHEN $11::double precision IS NOT NULL THEN now() + $11::double precision * interval '1 millisecond'
-                    ELSE NULL END, $12)
+                    ELSE NULL END, $12, $13)
        ON CONFLICT (job_id) DO UPDATE SET
          org_id = EXCLUDED.org_id, dataset_id = EXCLUDED.dataset_id, source_id = EXCLUDED.source_id, kind = EXCLUDED.kind,
+         schedule_id = EXCLUDED.schedule_id,
          status = EXCLUDED.status, confirmed = EXCLUDED.confirmed, created_at = EXCLUDED.created_at, queued_at = EXCLUDED.queued_at,
          lease_owner = EXCLUDED.lease_owner,
          -- A change that keeps the owner keeps the lease's deadline; a claim sets it; no owner, none.
@@ -209,7 +240,7 @@ export class PgJobQueue implements JobQueue {
                             WHEN job_records.lease_owner IS NOT DISTINCT FROM EXCLUDED.lease_owner THEN job_records.lease_until
                             ELSE now() END,
          record = EXCLUDED.record`,
-      [j.job_id, j.org_id, j.dataset_id, j.source_id ?? null, j.kind, j.status, j.confirmed, j.created_at, j.queued_at ?? null, j.lease_owner ?? null, leaseMs ?? null, JSON.stringify(j)],
+      [j.job_id, j.org_id, j.dataset_id, j.source_id ?? null, j.kind, j.status, j.confirmed, j.created_at, j.queued_at ?? null, j.lease_owner ?? null, leaseMs ?? null, JSON.stringify(j), j.schedule_id ?? null],
     );
   }
 
@@ -222,4 +253,12 @@ export class PgJobQueue implements JobQueue {
       [jobId, JSON.stringify(files)],
     );
   }
+}
+
+/** Throws LeaseLost when the code running is an attempt at `jobId` and `fence` (the row's, absent: no row) is not its number. */
+function checkFence(jobId: string, fence: string | undefined): void {
+  const a = attemptOf(jobId);
+  if (!a) return;
+  if (fence === undefined) throw new LeaseLost(jobId, a.fence, null);
+  if (Number(fence) !== a.fence) throw new LeaseLost(jobId, a.fence, Number(fence));
 }

@@ -10,6 +10,9 @@ import type { JobErrorType } from '../errors/job-errors.js';
 import type { JobQueue } from './queue.js';
 import { UPLOAD_URL_SECONDS } from '../objects/object-store.js';
 import { failedFile, finish, isActive, isOpen, newJob, queued, type FileRecord, type JobKind, type JobRecord } from './records.js';
+import { asAttempt, Interrupted, LeaseLost } from './attempts.js';
+
+export { Interrupted, LeaseLost };
 
 export interface JobContext {
   /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
@@ -30,13 +33,6 @@ export interface JobHandler {
   filesForRetry(job: JobRecord, fresh: JobRecord): Promise<FileRecord[]>;
   /** The runner ended the job failed itself (time bound, too many attempts): what the kind keeps beside the job ends too. */
   abandoned?(job: JobRecord): Promise<void>;
-}
-
-/** Thrown by a handler at a checkpoint when its context says to stop. */
-export class Interrupted extends Error {
-  constructor() {
-    super('the job was interrupted');
-  }
 }
 
 export interface RunnerOptions {
@@ -168,7 +164,15 @@ export class JobRunner {
     });
   }
 
-  private async runOne(job: JobRecord): Promise<void> {
+  /**
+   * One attempt, as attempt `job.attempts` (jobs/attempts.ts): a queue that fences refuses its
+   * writes once a newer attempt took the job, and the attempt then stops without a word more.
+   */
+  private runOne(job: JobRecord): Promise<void> {
+    return asAttempt({ jobId: job.job_id, fence: job.attempts }, () => this.attempt(job));
+  }
+
+  private async attempt(job: JobRecord): Promise<void> {
     if (job.attempts > this.maxAttempts) {
       await this.fail(job.job_id, 'too_many_attempts', `the job was started ${job.attempts - 1} times and never ended (each run stopped the service?)`);
       return;
@@ -180,8 +184,9 @@ export class JobRunner {
     const renewal = setInterval(() => {
       void this.queue.renew(job.job_id, this.owner, this.leaseMs).then(
         (held) => {
-          if (held) return;
+          if (held || why.lost) return;
           why.lost = true;
+          console.error(`sable: job ${job.job_id}: attempt ${job.attempts} lost its lease (its renewal was refused); this attempt stops`);
           own.abort();
         },
         (e) => console.error(`sable: job ${job.job_id}: lease not renewed:`, e),
@@ -192,6 +197,10 @@ export class JobRunner {
     try {
       await handler.run(job, ctx);
     } catch (e) {
+      if (e instanceof LeaseLost) {
+        console.error(`sable: job ${job.job_id}: ${e.message}; this attempt stops, its writes refused`);
+        return;
+      }
       if (why.lost) return;
       if (why.timedOut) {
         await this.fail(job.job_id, 'timed_out', `the job ran past its ${handler.timeoutMs} ms bound`);
@@ -218,7 +227,8 @@ export class JobRunner {
       await this.queue.put(ended, open.map((f) => failedFile(f, type, message)));
       await this.handlers.get(job.kind)?.abandoned?.(ended);
     } catch (e) {
-      console.error(`sable: job ${jobId}: its failure was not recorded:`, e);
+      if (e instanceof LeaseLost) console.error(`sable: job ${jobId}: ${e.message}; its failure (${type}) was not recorded`);
+      else console.error(`sable: job ${jobId}: its failure was not recorded:`, e);
     }
   }
 }

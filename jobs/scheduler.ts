@@ -5,11 +5,21 @@
  * both fire one occurrence; runs missed while the service was down fire once at the next tick,
  * then the schedule continues from the present (no backlog of missed runs).
  *
+ * Where the job queue keys a schedule's jobs by tick (a cluster's: UNIQUE (schedule_id,
+ * scheduled_for), cluster/pg-job-queue.ts), the order is the other way round (`fireFirst`): the
+ * tick's job is made first, inside the tick's context (jobs/attempts.ts), and the schedule moves
+ * on after. A node killed between the two leaves the tick due; the next ticker (any node) makes
+ * its job or finds it made (TickTaken), then moves the schedule on: exactly one job per tick
+ * that fired. The compare-and-set first would lose the tick instead (moved on, no job). Without
+ * such a key (one machine's LMDB queue) the compare-and-set stays first: two processes on one
+ * store would both make the job.
+ *
  * A spring-forward gap time (02:30 on the night clocks skip 02:00-03:00) fires once, shifted
  * to 03:00; an autumn-repeated hour fires once (croner's rules).
  */
 import { Cron } from 'croner';
 import { badRequest } from '../errors/codes.js';
+import { atTick, TickTaken } from './attempts.js';
 
 export interface Scheduled {
   id: string;
@@ -60,6 +70,10 @@ export interface SchedulerOptions {
   tickMs?: number;
   /** The clock (tests move it across a DST change). */
   now?: () => Date;
+  /** The job queue keys jobs by tick: make the tick's job, then move the schedule on (see above). */
+  fireFirst?: boolean;
+  /** Brings the schedules up to date before each tick (a cluster node's copy of the catalog). */
+  refresh?: () => Promise<void>;
 }
 
 export class Scheduler {
@@ -67,6 +81,8 @@ export class Scheduler {
   private ticking: Promise<void> | null = null;
   private readonly tickMs: number;
   private readonly now: () => Date;
+  private readonly fireFirst: boolean;
+  private readonly refresh: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly store: ScheduleStore,
@@ -76,6 +92,8 @@ export class Scheduler {
   ) {
     this.tickMs = opts.tickMs ?? 1000;
     this.now = opts.now ?? (() => new Date());
+    this.fireFirst = opts.fireFirst ?? false;
+    this.refresh = opts.refresh;
   }
 
   start(): void {
@@ -99,6 +117,7 @@ export class Scheduler {
   private async fireDue(now: Date): Promise<void> {
     let due: Scheduled[];
     try {
+      await this.refresh?.();
       due = await this.store.due(now);
     } catch (e) {
       console.error('sable: schedules could not be read:', e);
@@ -106,8 +125,22 @@ export class Scheduler {
     }
     for (const s of due) {
       const next = nextRunAt(s.cron, s.timezone, now);
+      if (this.fireFirst) {
+        await this.fireAt(s, now);
+        await this.store.fired(s.id, s.next_run_at!, now.toISOString(), next).catch((e) => console.error(`sable: schedule ${s.id} did not move on:`, e));
+        continue;
+      }
       if (!(await this.store.fired(s.id, s.next_run_at!, now.toISOString(), next))) continue;
-      await this.fire(s, now).catch((e) => console.error(`sable: schedule ${s.id} did not start its run:`, e));
+      await this.fireAt(s, now);
+    }
+  }
+
+  /** Starts the run of tick `s.next_run_at`, in that tick's context; a tick whose job exists already is done. */
+  private async fireAt(s: Scheduled, now: Date): Promise<void> {
+    try {
+      await atTick({ scheduleId: s.id, tick: s.next_run_at! }, () => this.fire(s, now));
+    } catch (e) {
+      if (!(e instanceof TickTaken)) console.error(`sable: schedule ${s.id} did not start its run:`, e);
     }
   }
 }

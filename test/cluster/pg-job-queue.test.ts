@@ -2,13 +2,16 @@
 // JobQueue contract (records, files, idempotency keys, lists newest first, counts), claims that
 // give each job to one worker however many claim at once, oldest first, leases on the database's
 // clock that lapse, renew and release, a restarted node freeing what its earlier process held,
-// and the job runner on two nodes running every job exactly once.
+// and the job runner on two nodes running every job exactly once. Fencing: an attempt whose lease
+// lapsed and whose job a newer attempt took writes nothing (LeaseLost), whatever the write; the
+// runner stops such an attempt without recording anything. Ticks: one job per schedule tick.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgJobQueue } from '../../dist/cluster/pg-job-queue.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool, type Pool } from '../../dist/outbound/postgres/pool.js';
 import { finish, newFile, newJob, queued, type JobRecord } from '../../dist/jobs/records.js';
 import { JobRunner, type JobHandler } from '../../dist/jobs/runner.js';
+import { asAttempt, atTick, LeaseLost, TickTaken } from '../../dist/jobs/attempts.js';
 import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
@@ -162,5 +165,120 @@ describe('PgJobQueue', () => {
     }
     for (const r of runners) await r.close();
     expect(jobs.map((j) => runs.get(j.job_id))).toEqual(jobs.map(() => 1));
+  });
+
+  it('refuses every write of an attempt once a newer attempt took the job, and changes nothing', async () => {
+    const q1 = new PgJobQueue(pool, 'n1');
+    const q2 = new PgJobQueue(pool, 'n2');
+    const a = job();
+    const f = newFile({ jobId: a.job_id, fileId: 'f1', position: 0, name: 'f1.parquet', key: 'uploads/f1', size: 10, contentType: 'application/vnd.apache.parquet' });
+    await q1.create(a, [f]);
+    const o1 = q1.newOwner();
+    const o2 = q2.newOwner();
+    const first = (await q1.claim(o1, ['parquet'], 300))!;
+    expect(first.attempts).toBe(1);
+    // Attempt 1 writes while it is the latest.
+    await asAttempt({ jobId: a.job_id, fence: 1 }, () => q1.updateFileAndJob(a.job_id, 'f1', (x) => ({ ...x, status: 'processing' }), (j) => ({ ...j, current_step: 'one' })));
+    await sleep(400);
+    const second = (await q2.claim(o2, ['parquet'], 60_000))!;
+    expect(second.attempts).toBe(2);
+    await asAttempt({ jobId: a.job_id, fence: 2 }, () => q2.updateFileAndJob(a.job_id, 'f1', (x) => ({ ...x, status: 'completed' }), (j) => finish(j, 'completed', null)));
+    const done = await q2.get(a.job_id);
+    const doneFile = await q2.file(a.job_id, 'f1');
+    // Attempt 1 resumes: each of its writes is refused.
+    const stale = <T,>(fn: () => Promise<T>) => asAttempt({ jobId: a.job_id, fence: 1 }, fn);
+    for (const write of [
+      () => q1.update(a.job_id, (j) => ({ ...j, status: 'running', progress_percentage: 10 })),
+      () => q1.updateFile(a.job_id, 'f1', (x) => ({ ...x, status: 'failed' })),
+      () => q1.updateFileAndJob(a.job_id, 'f1', (x) => ({ ...x, status: 'failed' }), (j) => ({ ...j, documents_processed: 9 })),
+      () => q1.put({ ...first, status: 'failed' }, [{ ...f, status: 'failed' }]),
+    ]) {
+      const err = await stale(write).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(LeaseLost);
+      expect((err as LeaseLost).latest).toBe(2);
+    }
+    expect(await stale(() => q1.renew(a.job_id, o1, 60_000))).toBe(false);
+    await stale(() => q1.release(a.job_id, o1));
+    expect(await q1.get(a.job_id)).toEqual(done);
+    expect(await q1.file(a.job_id, 'f1')).toEqual(doneFile);
+    expect(done!.status).toBe('completed');
+    // Outside any attempt (the routes, the sweeper), writes are not fenced.
+    await q1.update(a.job_id, (j) => ({ ...j, message: 'seen' }));
+    expect((await q1.get(a.job_id))!.message).toBe('seen');
+    await q1.remove([a.job_id]);
+  });
+
+  it('the runner stops an attempt whose lease was taken over without recording its end', async () => {
+    const q1 = new PgJobQueue(pool, 'n1');
+    const q2 = new PgJobQueue(pool, 'n2');
+    const a = job();
+    await q1.create(a, []);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const outcomes: string[] = [];
+    const slow: JobHandler = {
+      kind: 'parquet',
+      async run(j) {
+        await held; // as if paused past its lease
+        // The late end of attempt 1: refused, so the runner records nothing for it.
+        await q1.update(j.job_id, (x) => finish(x, 'failed', { type: 'internal', message: 'late' }));
+        outcomes.push('late write went through');
+      },
+      async filesForRetry() {
+        return [];
+      },
+    };
+    // A long lease the renewal keeps: the test makes it lapse by hand, as a pause past it would.
+    const r1 = new JobRunner(q1, [slow], { pollMs: 20, leaseMs: 60_000 });
+    r1.start();
+    let taken = false;
+    for (let k = 0; k < 100 && !taken; k++) {
+      taken = (await q1.get(a.job_id))!.attempts === 1;
+      if (!taken) await sleep(20);
+    }
+    expect(taken).toBe(true);
+    // The lease lapses (as for a paused worker) and n2 completes the job as attempt 2.
+    await pool.query(`UPDATE job_records SET lease_until = now() - interval '1 second' WHERE job_id = $1`, [a.job_id]);
+    const o2 = q2.newOwner();
+    const second = (await q2.claim(o2, ['parquet'], 60_000))!;
+    expect(second.attempts).toBe(2);
+    await asAttempt({ jobId: a.job_id, fence: 2 }, () => q2.update(a.job_id, (x) => finish(x, 'completed', null)));
+    const done = await q2.get(a.job_id);
+    release();
+    await sleep(200);
+    await r1.close();
+    expect(outcomes).toEqual([]);
+    expect(await q2.get(a.job_id)).toEqual(done);
+    await q1.remove([a.job_id]);
+  });
+
+  it('makes one job per schedule tick, however many firings of it; manual jobs are outside the key', async () => {
+    const q1 = new PgJobQueue(pool, 'n1');
+    const q2 = new PgJobQueue(pool, 'n2');
+    const tick = '2026-11-27T10:00:00.000Z';
+    const results = await Promise.all(
+      [q1, q2, q1, q2].map((q) => {
+        const j = job({ schedule_id: 'sch-1' });
+        return atTick({ scheduleId: 'sch-1', tick }, () => q.create(j, [])).then(() => j.job_id, (e: unknown) => e);
+      }),
+    );
+    const made = results.filter((r) => typeof r === 'string') as string[];
+    expect(made).toHaveLength(1);
+    for (const r of results.filter((x) => typeof x !== 'string')) expect(r).toBeInstanceOf(TickTaken);
+    // The next tick, and manual triggers (no tick) of the same schedule, are other jobs.
+    const next = job({ schedule_id: 'sch-1' });
+    await atTick({ scheduleId: 'sch-1', tick: '2026-11-27T10:00:01.000Z' }, () => q1.create(next, []));
+    const manual = [job({ schedule_id: 'sch-1' }), job({ schedule_id: 'sch-1' })];
+    for (const m of manual) await q2.create(m, []);
+    // A tick of another schedule does not key this schedule's jobs.
+    const other = job({ schedule_id: 'sch-2' });
+    await atTick({ scheduleId: 'sch-1', tick }, () => q1.create(other, []));
+    const { rows } = await pool.query(`SELECT job_id, scheduled_for FROM job_records WHERE schedule_id IN ('sch-1', 'sch-2') ORDER BY job_id`);
+    const byId = new Map(rows.map((r) => [r.job_id, r.scheduled_for]));
+    expect(byId.get(made[0]!)).toBe(tick);
+    expect(byId.get(next.job_id)).toBe('2026-11-27T10:00:01.000Z');
+    for (const m of manual) expect(byId.get(m.job_id)).toBeNull();
+    expect(byId.get(other.job_id)).toBeNull();
+    await q1.remove(rows.map((r) => r.job_id));
   });
 });
