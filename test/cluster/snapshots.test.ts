@@ -227,12 +227,16 @@ describe('three nodes taking snapshots as they are written to', () => {
     expect(before.length).toBeGreaterThan(0);
     paused.child.kill('SIGSTOP');
     try {
-      await write(others[0]!, 6);
-      await write(others[1]!, 6);
-      await until(`the log cut past what n${i + 1} applied`, async () => {
+      // Writes go on until two snapshots were taken past what the paused node applied.
+      const cutPast = async () => {
         const heads = await logState();
         return before.every((r) => (heads[r.shard]!.lo ?? 0) > r.applied + 1);
-      });
+      };
+      for (let round = 0; round < 20 && !(await cutPast()); round++) {
+        await write(others[round % 2]!, 4);
+        await new Promise((r) => setTimeout(r, 300)); // a pass of the owners' shard hosts
+      }
+      await until(`the log cut past what n${i + 1} applied`, cutPast);
     } finally {
       paused.child.kill('SIGCONT');
     }
