@@ -179,11 +179,13 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     { queue: jobs, sources: sourceStore, connectors, documents: documentStore, datasets, embedder, writes, parse, schedules: scheduleStore, observe: (stage, ms, n) => metrics.observeStage(stage, ms, n) },
     { concurrency: config.ingest.concurrency, fileTimeoutMs: config.ingest.fileTimeoutMs, parseTimeoutMs: config.ingest.parseTimeoutMs },
   );
-  const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler]);
+  // In a cluster a job's lease is the node's: a worker that lost its node lease loses its jobs on the same clock.
+  const runner = new JobRunner(jobs, [new ParquetLoadHandler(jobs, objects, datasets, new ParquetLoader(parquet)), ingestHandler], config.cluster ? { leaseMs: config.cluster.leaseMs } : {});
   const bulkUploads = new BulkUploads(datasets, jobs, uploads, runner, objects);
   const ingest = new IngestJobs(jobs, uploads, runner, sources, datasets);
   const schedules = new ScheduleService(scheduleStore, jobs, ingest, sources, datasets, now);
-  const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now });
+  // In a cluster the queue keys jobs by schedule tick: each tick's job is made first (jobs/scheduler.ts).
+  const scheduler = new Scheduler(scheduleStore, (due) => schedules.fire(due), { tickMs: config.scheduleTickMs, now, ...(cluster ? { fireFirst: true, refresh: () => cluster.catalog.sync() } : {}) });
   // Answers: questions over the datasets, as runs that stream, with chat sessions.
   const sessionStore = new SessionStore(store);
   // Runs are recorded as they go: in a cluster for every node, embedded on disk for the next process.
