@@ -26,6 +26,8 @@ export interface TestCluster {
   nodes: (Served | null)[];
   key: string;
   env: Record<string, string>;
+  /** Each node's data directory, by index (the first node's holds admin.key). */
+  dirs: string[];
   start(i: number): Promise<Served>;
   /** A JSON client of node i (its current process). */
   call(i: number): ReturnType<typeof client>;
@@ -59,6 +61,7 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
     nodes: hosts.map(() => null),
     key: '',
     env,
+    dirs,
     async start(i) {
       const node = await serve(null, env, { args: ['--host', hosts[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
       cluster.nodes[i] = node;

@@ -1,0 +1,40 @@
+// The embedded target: `startService` in this process on a fresh data directory, keys made by the
+// CLI on that directory while the service runs (as an operator would).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startService } from '../../dist/control-plane/app.js';
+import { loadConfig } from '../../dist/control-plane/config.js';
+import type { ContractTarget, TargetProfile } from './target.js';
+
+const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
+
+export function embeddedProfile(adapter: 'node' | 'uws'): TargetProfile {
+  return { kind: 'embedded', adapter, can: new Set(['embedding', 'own-service']) };
+}
+
+/** Starts the service with `flags` (loadConfig's) on top of the suite's; `close` stops it and removes its directory. */
+export async function startEmbedded(adapter: 'node' | 'uws', flags: Record<string, string> = {}): Promise<ContractTarget & { close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sable-contract-'));
+  const service = await startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, {}));
+  const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, 'keys', ...args, '--data-dir', dir]).toString();
+  return {
+    url: () => service.url,
+    urls: () => [service.url],
+    admin: readFileSync(join(dir, 'admin.key'), 'utf8').trim(),
+    adminKeyFile: join(dir, 'admin.key'),
+    newKey: async (org, role) => JSON.parse(cli('create', '--org', org, '--role', role)),
+    revokeKey: async (keyId) => void cli('revoke', keyId),
+    settle: async () => {},
+    embedded: { service, dir },
+    async startOwn(own) {
+      const t = await startEmbedded(adapter, own);
+      return { url: t.url(), admin: t.admin, close: t.close };
+    },
+    async close() {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
