@@ -10,12 +10,12 @@ import type { ContractTarget, TargetProfile } from './target.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 
-export function embeddedProfile(adapter: 'node' | 'uws'): TargetProfile {
+export function embeddedProfile(adapter: TargetProfile['adapter']): TargetProfile {
   return { kind: 'embedded', adapter, can: new Set(['embedding', 'own-service']) };
 }
 
 /** Starts the service with `flags` (loadConfig's) on top of the suite's; `close` stops it and removes its directory. */
-export async function startEmbedded(adapter: 'node' | 'uws', flags: Record<string, string> = {}): Promise<ContractTarget & { close(): Promise<void> }> {
+export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}): Promise<ContractTarget & { close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'sable-contract-'));
   const service = await startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, {}));
   const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, 'keys', ...args, '--data-dir', dir]).toString();

@@ -16,8 +16,8 @@ export type Capability =
 export interface TargetProfile {
   kind: 'embedded' | 'cluster';
   can: ReadonlySet<Capability>;
-  /** The HTTP adapter the service was asked for (embedded runs each; a cluster's nodes use node:http). */
-  adapter: 'node' | 'uws';
+  /** The HTTP adapter the service was asked for (the route suite runs each embedded; a cluster's nodes use node:http). */
+  adapter: 'node' | 'uws' | 'auto';
 }
 
 export interface ContractTarget {
