@@ -15,10 +15,14 @@ import { asAttempt, Interrupted, LeaseLost } from './attempts.js';
 export { Interrupted, LeaseLost };
 
 export interface JobContext {
-  /** True once the job must stop (the runner closes, the lease was lost, the time bound passed):
-   * the handler stops at its next checkpoint by throwing Interrupted. */
+  /** True once the job must stop (the runner closes, the lease was lost or lapsed by this
+   * process's clock, the time bound passed): the handler stops at its next checkpoint by throwing
+   * Interrupted. */
   stopping(): boolean;
   readonly signal: AbortSignal;
+  /** The lease lapsed by this process's clock (it was paused or starved past it): another attempt
+   * may hold the job now, so this one must not undo anything (a failure it met is no one's to record). */
+  lapsed(): boolean;
   /** The job was taken before by a runner that stopped or died: its handler picks up from there. */
   readonly resumed: boolean;
 }
@@ -126,12 +130,13 @@ export class JobRunner {
   private async loop(): Promise<void> {
     while (!this.stopping) {
       let job: JobRecord | null = null;
+      const asked = Date.now();
       try {
         job = await this.queue.claim(this.owner, [...this.handlers.keys()], this.leaseMs);
       } catch (e) {
         console.error('sable: the job queue could not be read:', e);
       }
-      if (job) await this.runOne(job);
+      if (job) await this.runOne(job, asked + this.leaseMs);
       else {
         await this.expireUploads().catch((e) => console.error('sable: abandoned uploads could not be expired:', e));
         await this.idle();
@@ -168,11 +173,17 @@ export class JobRunner {
    * One attempt, as attempt `job.attempts` (jobs/attempts.ts): a queue that fences refuses its
    * writes once a newer attempt took the job, and the attempt then stops without a word more.
    */
-  private runOne(job: JobRecord): Promise<void> {
-    return asAttempt({ jobId: job.job_id, fence: job.attempts }, () => this.attempt(job));
+  private runOne(job: JobRecord, leaseUntil: number): Promise<void> {
+    return asAttempt({ jobId: job.job_id, fence: job.attempts }, () => this.attempt(job, leaseUntil));
   }
 
-  private async attempt(job: JobRecord): Promise<void> {
+  /**
+   * `leaseUntil`: when the lease ends at the latest by this process's clock (the claim or the
+   * last renewal was asked for then, less than a lease before the database set it). Past it the
+   * attempt stops at its next checkpoint, before any renewal answers: a process paused past its
+   * lease (SIGSTOP, a stalled machine) finds it so the moment it runs again.
+   */
+  private async attempt(job: JobRecord, leaseUntil: number): Promise<void> {
     if (job.attempts > this.maxAttempts) {
       await this.fail(job.job_id, 'too_many_attempts', `the job was started ${job.attempts - 1} times and never ended (each run stopped the service?)`);
       return;
@@ -182,8 +193,10 @@ export class JobRunner {
     const why: { lost?: boolean; timedOut?: boolean } = {};
     const signal = AbortSignal.any([this.stop.signal, own.signal]);
     const renewal = setInterval(() => {
+      const asked = Date.now();
       void this.queue.renew(job.job_id, this.owner, this.leaseMs).then(
         (held) => {
+          if (held) leaseUntil = Math.max(leaseUntil, asked + this.leaseMs);
           if (held || why.lost) return;
           why.lost = true;
           console.error(`sable: job ${job.job_id}: attempt ${job.attempts} lost its lease (its renewal was refused); this attempt stops`);
@@ -193,7 +206,8 @@ export class JobRunner {
       );
     }, Math.max(100, this.leaseMs / 3));
     const deadline = handler.timeoutMs === undefined ? undefined : setTimeout(() => ((why.timedOut = true), own.abort()), handler.timeoutMs);
-    const ctx: JobContext = { stopping: () => signal.aborted, signal, resumed: job.attempts > 1 };
+    const lapsed = () => Date.now() >= leaseUntil;
+    const ctx: JobContext = { stopping: () => signal.aborted || lapsed(), signal, lapsed, resumed: job.attempts > 1 };
     try {
       await handler.run(job, ctx);
     } catch (e) {
@@ -205,6 +219,9 @@ export class JobRunner {
       if (why.timedOut) {
         await this.fail(job.job_id, 'timed_out', `the job ran past its ${handler.timeoutMs} ms bound`);
       } else if (e instanceof Interrupted) {
+        if (!this.stopping && Date.now() >= leaseUntil) {
+          console.error(`sable: job ${job.job_id}: attempt ${job.attempts} outlived its lease (no renewal for ${this.leaseMs} ms: the process was paused or starved); it stops, the job is taken again`);
+        }
         await this.queue.release(job.job_id, this.owner).catch(() => {});
       } else {
         console.error(`sable: job ${job.job_id} broke:`, e);

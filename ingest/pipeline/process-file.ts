@@ -56,6 +56,9 @@ export async function processFile(run: Run, file: FileRecord, position: string):
     if (run.incremental && existing?.status === 'ready' && existing.content_hash === hash) {
       return await fileSkipped(run, file, existing, fileT0, 'unchanged (same content)');
     }
+    // Only an attempt that still holds the job begins a document: one paused past its lease
+    // would begin a second document of the item beside the newer attempt's.
+    if (run.ctx.stopping()) throw new Interrupted();
     doc = await deps.documents.begin(existing ?? fresh(), { job_id: job.job_id, size_bytes: file.file_size_bytes, content_type: file.content_type, url: file.item?.url });
     const parsed = await parse(run, file, staged, maxBytes, fileT0);
     doc = await deps.documents.bound(doc, parsed.chunks.length);
@@ -66,6 +69,8 @@ export async function processFile(run: Run, file: FileRecord, position: string):
     await fileCompleted(run, file, doc, { chunks: parsed.chunks.length, format, pages }, fileT0);
   } catch (e) {
     if (e instanceof Interrupted && !bound.aborted) throw e;
+    // An attempt that outlived its lease fails nothing: the document is the newer attempt's now.
+    if (run.ctx.lapsed()) throw new Interrupted();
     const err = fileFailure(e, bound.aborted, opts.fileTimeoutMs, `job ${job.job_id} file ${file.file_name}`);
     // Before parsing (the size check, fetching), a document already in the catalog stays as it
     // is: a source that fails to answer once does not take its content out of search. A new
