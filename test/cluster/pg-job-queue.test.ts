@@ -12,6 +12,7 @@ import { openPool, type Pool } from '../../dist/outbound/postgres/pool.js';
 import { finish, newFile, newJob, queued, type JobRecord } from '../../dist/jobs/records.js';
 import { JobRunner, type JobHandler } from '../../dist/jobs/runner.js';
 import { asAttempt, atTick, LeaseLost, TickTaken } from '../../dist/jobs/attempts.js';
+import { Scheduler, type Scheduled, type ScheduleStore } from '../../dist/jobs/scheduler.js';
 import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
 
 let server: LocalPostgres;
@@ -280,5 +281,40 @@ describe('PgJobQueue', () => {
     for (const m of manual) expect(byId.get(m.job_id)).toBeNull();
     expect(byId.get(other.job_id)).toBeNull();
     await q1.remove(rows.map((r) => r.job_id));
+  });
+
+  it('a tick whose job was made by a node that died before moving the schedule on gets no second job; the schedule moves on', async () => {
+    const q = new PgJobQueue(pool, 'n1');
+    const T = '2026-11-27T11:00:00.000Z';
+    const items: Scheduled[] = [{ id: 'sch-die', cron: '0 * * * *', timezone: 'UTC', next_run_at: T }];
+    const store: ScheduleStore = {
+      async due(now) {
+        return items.filter((x) => x.next_run_at !== null && x.next_run_at <= now.toISOString()).map((x) => ({ ...x }));
+      },
+      async fired(id, expected, _at, next) {
+        const x = items.find((i) => i.id === id)!;
+        if (x.next_run_at !== expected) return false;
+        x.next_run_at = next;
+        return true;
+      },
+    };
+    // The node that dies: its job is made, then it never moves the schedule on.
+    const dying: ScheduleStore = { due: (now) => store.due(now), fired: async () => Promise.reject(new Error('killed')) };
+    const fire = async (x: Scheduled) => void (await q.create(job({ schedule_id: x.id }), []));
+    const now = new Date('2026-11-27T11:00:00.500Z');
+    await new Scheduler(dying, fire, { fireFirst: true }).tick(now);
+    expect(items[0]!.next_run_at).toBe(T);
+    // Two live nodes tick at once: the tick's job exists (TickTaken), the schedule moves on.
+    await Promise.all([new Scheduler(store, fire, { fireFirst: true }).tick(now), new Scheduler(store, fire, { fireFirst: true }).tick(now)]);
+    expect(items[0]!.next_run_at).toBe('2026-11-27T12:00:00.000Z');
+    const { rows } = await pool.query(`SELECT job_id, scheduled_for FROM job_records WHERE schedule_id = 'sch-die'`);
+    expect(rows.map((r) => r.scheduled_for)).toEqual([T]);
+    // The compare-and-set first (one machine's order) would have lost this tick: moved on, no job.
+    items[0]!.next_run_at = '2026-11-27T12:00:00.000Z';
+    const killedAfterTheSet = async () => Promise.reject(new Error('killed'));
+    await new Scheduler(store, killedAfterTheSet).tick(new Date('2026-11-27T12:00:00.500Z'));
+    expect(items[0]!.next_run_at).toBe('2026-11-27T13:00:00.000Z');
+    expect((await pool.query(`SELECT count(*)::int AS n FROM job_records WHERE schedule_id = 'sch-die'`)).rows[0].n).toBe(1);
+    await q.remove(rows.map((r) => r.job_id));
   });
 });
