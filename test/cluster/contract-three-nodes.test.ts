@@ -1,8 +1,9 @@
-// F12, contract parity: the HTTP contract's suites (test/contract/), the ones test/http/http.test.ts
-// and test/answer/http-answer.test.ts run embedded, against three `sable serve` nodes on one
+// F12, contract parity: the HTTP contract's suites (test/contract/), the ones test/http/http.test.ts,
+// test/answer/http-answer.test.ts and test/bulk/http-bulk.test.ts run embedded, against three `sable serve` nodes on one
 // PostgreSQL and one local S3 server, every call going to the next node in turn.
 import { afterAll, beforeAll, describe } from 'vitest';
 import { answerSuite } from '../contract/answer-suite.js';
+import { bulkSuite } from '../contract/bulk-suite.js';
 import { clusterProfile, startClusterTarget } from '../contract/cluster-target.js';
 import { contractSuite } from '../contract/suite.js';
 
@@ -25,4 +26,8 @@ describe('the HTTP contract on a three-node cluster', () => {
 
 describe('answering questions on a three-node cluster (extractive)', () => {
   answerSuite(clusterProfile, () => target);
+});
+
+describe('bulk Parquet uploads and jobs on a three-node cluster', () => {
+  bulkSuite(clusterProfile, () => target);
 });

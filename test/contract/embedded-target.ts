@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService } from '../../dist/control-plane/app.js';
+import { startService, type Service } from '../../dist/control-plane/app.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
 import type { ContractTarget, TargetProfile } from './target.js';
 
@@ -14,10 +14,21 @@ export function embeddedProfile(adapter: TargetProfile['adapter']): TargetProfil
   return { kind: 'embedded', adapter, can: new Set(['embedding', 'own-service']) };
 }
 
-/** Starts the service with `flags` (loadConfig's) on top of the suite's; `close` stops it and removes its directory. */
-export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}): Promise<ContractTarget & { close(): Promise<void> }> {
+export interface EmbeddedTarget extends ContractTarget {
+  embedded: { service: Service; dir: string };
+  /** Stops the service, keeping its data directory (what a stop leaves can be read), and starts it again on it. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the service and removes its directory. */
+  close(): Promise<void>;
+}
+
+/** Starts the service with `flags` (loadConfig's) on top of the suite's. */
+export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}): Promise<EmbeddedTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'sable-contract-'));
-  const service = await startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, {}));
+  const boot = () => startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, {}));
+  let service = await boot();
+  let running = true;
   const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, 'keys', ...args, '--data-dir', dir]).toString();
   return {
     url: () => service.url,
@@ -27,13 +38,23 @@ export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Re
     newKey: async (org, role) => JSON.parse(cli('create', '--org', org, '--role', role)),
     revokeKey: async (keyId) => void cli('revoke', keyId),
     settle: async () => {},
-    embedded: { service, dir },
+    get embedded() {
+      return { service, dir };
+    },
     async startOwn(own) {
       const t = await startEmbedded(adapter, own);
       return { url: t.url(), admin: t.admin, close: t.close };
     },
-    async close() {
+    async stop() {
+      running = false;
       await service.close();
+    },
+    async start() {
+      service = await boot();
+      running = true;
+    },
+    async close() {
+      if (running) await service.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
