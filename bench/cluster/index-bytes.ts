@@ -17,9 +17,9 @@
  * Writes results/capacity-inputs.md (with log-appends.ts's table when present).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexType } from '../../engine/index.js';
 import { SyntheticGenerator } from '../ann/datasets.js';
@@ -34,6 +34,8 @@ interface One {
   type: IndexType;
   n: number;
   queries: number;
+  /** Rows (then queries) as raw float32, generated once by the parent (scale mode). */
+  file?: string;
 }
 
 interface Measured extends One {
@@ -77,8 +79,18 @@ function blocks(path: string): number {
 async function measureOne(o: One): Promise<Measured> {
   const mod = await loadSable();
   const gen = new SyntheticGenerator();
-  const data = rows(gen, o.dim, 0, o.n);
-  const queries = rows(gen, o.dim, 1, o.queries);
+  let data: Float32Array;
+  let queries: Float32Array;
+  if (o.file) {
+    const b = readFileSync(o.file);
+    const all = new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+    const total = all.length / o.dim - o.queries;
+    data = all.subarray(0, o.n * o.dim);
+    queries = all.subarray(total * o.dim);
+  } else {
+    data = rows(gen, o.dim, 0, o.n);
+    queries = rows(gen, o.dim, 1, o.queries);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'sable-capacity-'));
   try {
     gc();
@@ -133,6 +145,15 @@ function inChild(o: One): Measured {
   return JSON.parse(out.trim().split('\n').at(-1)!) as Measured;
 }
 
+/** Replaces the text between two markers of results/capacity-inputs.md (added at the end when absent). */
+function writeSection(mark: string, end: string, text: string): void {
+  const out = join(paths.results, 'capacity-inputs.md');
+  let md = existsSync(out) ? readFileSync(out, 'utf8') : '# Capacity inputs (docs/capacity.md)\n';
+  if (!md.includes(mark)) md += '\n' + mark + '\n' + end + '\n';
+  md = md.slice(0, md.indexOf(mark) + mark.length) + '\n' + text + md.slice(md.indexOf(end));
+  writeFileSync(out, md);
+}
+
 function recall(a: number[][], exact: number[][]): number {
   let hit = 0;
   let all = 0;
@@ -144,10 +165,61 @@ function recall(a: number[][], exact: number[][]): number {
   return hit / all;
 }
 
+/**
+ * Scale mode (--scale=50000,100000,...): the default index's one-thread QPS and recall@10 (against
+ * flat at the same size) as a partition grows, 768-d, to fit how search cost grows with rows.
+ */
+async function scale(sizes: number[], nq: number): Promise<string> {
+  const dim = 768;
+  const largest = Math.max(...sizes);
+  const file = join(paths.cache, 'capacity', `synthetic-${largest}-${nq}.f32`);
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    const gen = new SyntheticGenerator();
+    const out = new Float32Array((largest + nq) * dim);
+    for (let first = 0; first < largest; first += 20_000) gen.fill(out.subarray(first * dim), 0, first, Math.min(20_000, largest - first));
+    gen.fill(out.subarray(largest * dim), 1, 0, nq);
+    writeFileSync(file, new Uint8Array(out.buffer));
+  }
+  const lines: string[] = [];
+  for (const n of sizes) {
+    // Rows are a prefix of the file; the queries are its tail (the child finds them there).
+    const f = inChild({ dim, type: 'flat', n, queries: nq, file });
+    const s = inChild({ dim, type: 'sable', n, queries: nq, file });
+    const line = `| ${n.toLocaleString('en-US')} | ${s.buildSeconds.toFixed(1)} | ${(s.memoryBytes / n).toFixed(0)} | ${s.qps!.toFixed(0)} | ${(1e6 / s.qps!).toFixed(0)} | ${recall(s.top!, f.top!).toFixed(3)} | ${f.qps!.toFixed(0)} |`;
+    console.error(line);
+    lines.push(line);
+  }
+  return [
+    '| rows (one partition) | build s | memory_bytes / row | QPS 1 thread (default) | µs per query | recall@10 vs flat | flat QPS 1 thread |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...lines,
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, ...v]) => [k, v.join('=')]));
   if (args.one) {
     console.log(JSON.stringify(await measureOne(JSON.parse(args.one) as One)));
+    return;
+  }
+  if (args.scale) {
+    const sizes = args.scale.split(',').map(Number);
+    const nq = Number(args.queries ?? 200);
+    const t0 = performance.now();
+    const load0 = loadavg()[0]!;
+    const body = await scale(sizes, nq);
+    const cpu = cpuInfo();
+    const table = [
+      `## Search cost as a partition grows (\`node dist/bench/cluster/index-bytes.js --scale=${args.scale} --queries=${nq}\`)`,
+      '',
+      `Commit ${gitCommit()}; ${cpu.model}, ${cpu.cores} shared cores (load ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end); Node ${process.version}; ${((performance.now() - t0) / 1000).toFixed(0)} s. The synthetic clustered 768-d set (bench/ann/datasets.ts), cosine, index type sable with the engine's defaults (its default nprobe is calibrated for recall@10 about 0.95-0.97), one sealed partition per size, each in a fresh process; ${nq} queries in one searchBatch, one thread, best of 3.`,
+      '',
+      body,
+      '',
+    ].join('\n');
+    writeSection('<!-- scale -->', '<!-- /scale -->', table);
+    console.log(table);
     return;
   }
   const small = Number(args.small ?? 10_000);
@@ -180,13 +252,7 @@ async function main(): Promise<void> {
     ...lines,
     '',
   ].join('\n');
-  const out = join(paths.results, 'capacity-inputs.md');
-  const MARK = '<!-- index-bytes -->';
-  const END = '<!-- /index-bytes -->';
-  let md = existsSync(out) ? readFileSync(out, 'utf8') : '# Capacity inputs (docs/capacity.md)\n\n' + MARK + '\n' + END + '\n';
-  if (!md.includes(MARK)) md += '\n' + MARK + '\n' + END + '\n';
-  md = md.slice(0, md.indexOf(MARK) + MARK.length) + '\n' + table + md.slice(md.indexOf(END));
-  writeFileSync(out, md);
+  writeSection('<!-- index-bytes -->', '<!-- /index-bytes -->', table);
   console.log(table);
 }
 
