@@ -1,6 +1,8 @@
 /**
- * The job queue of cluster mode (design: ../shared/design/cluster.md §3.6), on `cluster_jobs` of
- * migration 0002. Any node enqueues; workers `claim` with FOR UPDATE SKIP LOCKED, so concurrent
+ * The design's job queue (../shared/design/cluster.md §3.6), on `cluster_jobs` of migration 0002:
+ * the SQL of claims, fences and the reaper, tested alone (test/cluster/jobs.test.ts). The service
+ * does not run on it: its jobs are the contract's records (jobs/queue.ts), kept by
+ * cluster/pg-job-queue.ts with the same claims and fences on `job_records`. Any node enqueues; workers `claim` with FOR UPDATE SKIP LOCKED, so concurrent
  * claimers never take the same job and never wait on each other.
  *
  * Fencing: a claim bumps the job's `fence` (and `attempt`) and leases it to the worker until

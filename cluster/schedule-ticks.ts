@@ -1,6 +1,9 @@
 /**
  * Cron schedules across nodes, exactly one job per tick (design: ../shared/design/cluster.md §3.6),
- * on `cluster_schedules` and `cluster_jobs` of migration 0002. Every worker calls `tick` every
+ * on `cluster_schedules` and `cluster_jobs` of migration 0002: the design's SQL, tested alone. The
+ * service's schedules stay in the replicated catalog; what makes one job per tick there is the
+ * same key, UNIQUE (schedule_id, scheduled_for) on `job_records` (migration 0008), with the tick's
+ * job made before the schedule moves on (jobs/scheduler.ts `fireFirst`). Every worker calls `tick` every
  * 1-5 s; any number may tick at once.
  *
  * One transaction per tick: the due schedules (enabled, next_run_at <= now) are selected
