@@ -303,6 +303,7 @@ describe('job faults', () => {
       jobs.some((j) => Date.parse(j.record.created_at) <= Date.parse(at) + 5000 && (j.record.completed_at === null || Date.parse(j.record.completed_at) >= Date.parse(at)) && j.scheduled_for !== null);
     const lost = passed.filter((p) => p.enabled && !byTick.has(p.tick) && !activeAt(p.firedAt));
     expect(lost, `ticks moved past without a job while no run was in flight (of ${passed.length})`).toEqual([]);
+    console.log(`F5: ${seconds.toFixed(1)} s, ${kills} kills, ${passed.length} ticks passed, ${jobs.length} jobs (one per tick), ${passed.filter((p) => !byTick.has(p.tick)).length} ticks passed over while a run was in flight`);
     const tickSet = new Set(passed.map((p) => p.tick));
     expect(jobs.filter((j) => !tickSet.has(j.scheduled_for!)).map((j) => j.scheduled_for)).toEqual([]);
 
