@@ -72,6 +72,8 @@ export interface SnapshotTaken {
 
 /** How long a failed snapshot (object storage away) waits before the next try. */
 const SNAPSHOT_RETRY_MS = 5000;
+/** How often a replica that cannot be hosted says so again. */
+const HOST_FAILURE_LOG_MS = 30_000;
 
 /** What a delete removed, by seq, kept for the writer's sync call to read. */
 const REMEMBERED_RESULTS = 4096;
@@ -130,6 +132,7 @@ export class ShardHost {
   private passing: Promise<void> | null = null;
   private stopped = false;
   private snapshotting: Promise<void> | null = null;
+  private readonly hostFailuresLogged = new Map<string, number>();
   /** The error of the last pass (the database away), for /healthz and logs. */
   lastError: Error | null = null;
   /** The last snapshot this node took. */
@@ -321,9 +324,11 @@ export class ShardHost {
       if (!hosted) {
         try {
           hosted = await this.host(a, record);
+          this.hostFailuresLogged.delete(name);
         } catch (err) {
           // Object storage away, say: this replica waits for the next pass, the others go on.
           failed = err as Error;
+          this.logHostFailure(name, failed);
           continue;
         }
       }
@@ -342,6 +347,14 @@ export class ShardHost {
     }
     for (const [name, hosted] of this.replicas) if (!wanted.has(name)) await this.unhost(name, hosted);
     if (failed) throw failed;
+  }
+
+  /** Says why a replica cannot be hosted: once, then every HOST_FAILURE_LOG_MS while it lasts. */
+  private logHostFailure(name: string, err: Error): void {
+    const last = this.hostFailuresLogged.get(name) ?? 0;
+    if (Date.now() - last < HOST_FAILURE_LOG_MS) return;
+    this.hostFailuresLogged.set(name, Date.now());
+    console.error(`sable: ${err.message} (tried again at each pass)`);
   }
 
   private async unhost(name: string, hosted: HostedReplica): Promise<void> {

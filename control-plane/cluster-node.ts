@@ -45,7 +45,15 @@ export interface ClusterNode {
 }
 
 export async function joinCluster(config: ClusterConfig, store: ControlStore): Promise<ClusterNode> {
-  const pool = openPool(config.databaseUrl, { max: 16, applicationName: `sable ${config.nodeId}` });
+  const pool = openPool(config.databaseUrl, {
+    max: 16,
+    applicationName: `sable ${config.nodeId}`,
+    statementTimeoutMs: config.databaseTimeoutMs,
+    connectTimeoutMs: Math.min(10_000, config.databaseTimeoutMs),
+    // A node paused inside a catalog transaction holds the lock every node's catalog writes take:
+    // the server ends its session soon after the node's own lease would have lapsed.
+    idleInTransactionMs: Math.max(5_000, 2 * config.leaseMs),
+  });
   try {
     await migrate(pool);
   } catch (err) {

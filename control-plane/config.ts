@@ -74,6 +74,8 @@ export interface ClusterConfig {
   heartbeatMs: number;
   /** How long the controller waits past a node's lease before it moves its replicas. */
   graceMs: number;
+  /** Bound of one database statement (server and client side): how long a node cut from PostgreSQL takes to fail a call. */
+  databaseTimeoutMs: number;
   /** A shard is snapshot to object storage every this many log entries, or this often when it has any. */
   snapshotEntries: number;
   snapshotIntervalMs: number;
@@ -199,6 +201,7 @@ export const SETTINGS: Setting[] = [
   { flag: 'ack-timeout-ms', env: 'SABLE_ACK_TIMEOUT_MS', default: '2000', takes: 'N', int: [50, 600_000], help: 'cluster mode: how long a write waits for its replicas to apply it' },
   { flag: 'node-lease-ms', env: 'SABLE_NODE_LEASE_MS', default: '10000', takes: 'N', int: [300, 600_000], help: 'cluster mode: a node\'s lease on the database\'s clock (renewed every fifth of it); past it the node stops serving' },
   { flag: 'replica-grace-ms', env: 'SABLE_REPLICA_GRACE_MS', default: '20000', takes: 'N', int: [0, 3_600_000], help: 'cluster mode: how long past a lost lease before a node\'s replicas are placed elsewhere' },
+  { flag: 'database-timeout-ms', env: 'SABLE_DATABASE_TIMEOUT_MS', default: '30000', takes: 'N', int: [500, 600_000], help: 'cluster mode: bound of one PostgreSQL statement; a node cut from the database fails its calls (503) after it' },
   { flag: 'snapshot-entries', env: 'SABLE_SNAPSHOT_ENTRIES', default: '100000', takes: 'N', int: [1, 1_000_000_000], help: 'cluster mode: a shard replica is snapshot to object storage every this many log entries (the log is cut behind the second-newest snapshot)' },
   { flag: 'snapshot-interval-ms', env: 'SABLE_SNAPSHOT_INTERVAL_MS', default: '600000', takes: 'N', int: [1000, 86_400_000], help: 'cluster mode: ... or this often, when its log has any entry past the newest snapshot' },
   { flag: 'provision-delay-ms', env: 'SABLE_PROVISION_DELAY_MS', default: '0', takes: 'N', int: [0, 60_000], help: "wait before a new dataset's engine is provisioned (tests)" },
@@ -330,6 +333,7 @@ function clusterSettings(
     leaseMs,
     heartbeatMs: Math.max(50, Math.floor(leaseMs / 5)),
     graceMs: int('replica-grace-ms'),
+    databaseTimeoutMs: int('database-timeout-ms'),
     snapshotEntries: int('snapshot-entries'),
     snapshotIntervalMs: int('snapshot-interval-ms'),
   };

@@ -1,6 +1,9 @@
 /**
  * The PostgreSQL connection pool of cluster mode (node-postgres) and its one transaction helper.
- * Every statement is bounded (statement_timeout, and a connect timeout), so a node cut from the
+ * Every statement is bounded twice: in the server (statement_timeout) and in the client
+ * (query_timeout, a little longer), because a node cut from the database by a silent network
+ * drop never hears the server's timeout; a connection whose statement timed out in the client is
+ * discarded (pg-pool releases it with the error). With the connect timeout, a node cut from the
  * database fails its calls in bounded time instead of hanging; the server names each connection
  * `sable` (application_name) in pg_stat_activity. bigint columns come back as strings (the pg
  * default); callers convert.
@@ -17,19 +20,25 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
   /** Bound of opening a connection (default 10 s). */
   connectTimeoutMs?: number;
+  /** Bound of one statement's answer, in the client (default statementTimeoutMs + 2 s). */
+  queryTimeoutMs?: number;
+  /** How long a session may sit idle inside a transaction before the server ends it (default 60 s). */
+  idleInTransactionMs?: number;
   /** Shown in pg_stat_activity (default 'sable'). */
   applicationName?: string;
 }
 
 export function openPool(url: string, options: PoolOptions = {}): Pool {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'sable',
-    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: options.queryTimeoutMs ?? statementTimeoutMs + 2_000,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     // A session left idle inside a transaction (a paused process) stops holding row locks.
-    idle_in_transaction_session_timeout: 60_000,
+    idle_in_transaction_session_timeout: options.idleInTransactionMs ?? 60_000,
     idleTimeoutMillis: 30_000,
   });
   // An idle connection that breaks (server restart, network cut) is reported here and dropped

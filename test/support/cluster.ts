@@ -18,6 +18,11 @@ export interface ClusterOptions {
   ackTimeoutMs?: number;
   /** More environment for every node. */
   env?: Record<string, string>;
+  /**
+   * Each node reaches PostgreSQL on an address of its own (127.0.0.12, .13, ... for nodes 1, 2,
+   * ...; `dbHost(i)`), so a firewall rule on one address cuts one node from the database.
+   */
+  postgresPerNode?: boolean;
 }
 
 export interface TestCluster {
@@ -28,6 +33,8 @@ export interface TestCluster {
   env: Record<string, string>;
   /** Each node's data directory, by index (the first node's holds admin.key). */
   dirs: string[];
+  /** The address node i reaches PostgreSQL on (127.0.0.1 unless postgresPerNode). */
+  dbHost(i: number): string;
   start(i: number): Promise<Served>;
   /** A JSON client of node i (its current process). */
   call(i: number): ReturnType<typeof client>;
@@ -36,7 +43,12 @@ export interface TestCluster {
 
 
 export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
-  const [pg, s3]: [LocalPostgres, LocalS3] = await Promise.all([startPostgres(), startS3('sable')]);
+  const hosts = Array.from({ length: o.nodes }, (_, i) => `127.0.0.${i + 2}`);
+  const dbHosts = hosts.map((_, i) => (o.postgresPerNode ? `127.0.0.${i + 12}` : '127.0.0.1'));
+  const [pg, s3]: [LocalPostgres, LocalS3] = await Promise.all([
+    startPostgres({ settings: { listen_addresses: [...new Set(['127.0.0.1', ...dbHosts])].join(',') } }),
+    startS3('sable'),
+  ]);
   const env: Record<string, string> = {
     SABLE_DATABASE_URL: pg.url,
     SABLE_CLUSTER_SECRET: 'a-cluster-secret-of-the-test',
@@ -53,7 +65,6 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
     SABLE_HTTP_ADAPTER: 'node',
     ...o.env,
   };
-  const hosts = Array.from({ length: o.nodes }, (_, i) => `127.0.0.${i + 2}`);
   const dirs = hosts.map((_, i) => mkdtempSync(join(tmpdir(), `sable-node${i + 1}-`)));
   const ports = await Promise.all(hosts.map((h) => freePort(h)));
   const cluster: TestCluster = {
@@ -62,8 +73,10 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
     key: '',
     env,
     dirs,
+    dbHost: (i) => dbHosts[i]!,
     async start(i) {
-      const node = await serve(null, env, { args: ['--host', hosts[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
+      const nodeEnv = { ...env, SABLE_DATABASE_URL: pg.url.replace('@127.0.0.1:', `@${dbHosts[i]}:`) };
+      const node = await serve(null, nodeEnv, { args: ['--host', hosts[i]!, '--port', String(ports[i]), '--data-dir', dirs[i]!, '--node-id', `n${i + 1}`], stderrTail: 20_000 });
       cluster.nodes[i] = node;
       return node;
     },
