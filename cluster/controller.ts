@@ -177,8 +177,10 @@ export class Controller {
          FROM nodes ORDER BY id`,
       [this.graceMs],
     );
+    // Shared locks: a dataset being dropped (its row locked FOR UPDATE) is waited for, and then
+    // not seen; one not yet dropped cannot be while replicas are placed for it.
     const datasets = await client.query<{ dataset: string; shards: number; replicas: number }>(
-      'SELECT dataset, shards, replicas FROM cluster_datasets ORDER BY dataset',
+      'SELECT dataset, shards, replicas FROM cluster_datasets ORDER BY dataset FOR SHARE',
     );
     // Locked: a replica joining the ISR or being demoted meanwhile must not be overwritten by a
     // decision made on its old state (the "last active replica" rule reads these states).

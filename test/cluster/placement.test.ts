@@ -41,7 +41,7 @@ afterAll(async () => {
 // Each database test starts from an empty cluster (the controller's lease included).
 beforeEach(async () => {
   for (const c of controllers.splice(0)) await c.stop();
-  await pool?.query('TRUNCATE shard_replicas, vector_log, shard_heads, cluster_datasets, nodes, leases');
+  await pool?.query('TRUNCATE shard_replicas, vector_log, shard_snapshots, shard_heads, cluster_datasets, nodes, leases');
 });
 
 /** Polls `check` every 20 ms until it holds, at most `ms`. */
