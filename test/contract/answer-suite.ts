@@ -251,7 +251,8 @@ export function answerSuite(profile: TargetProfile, t: () => ContractTarget): vo
   // cluster: a session read through another node right after a change can be stale (a node's
   // catalog copy catches up on a miss only, not on a hit): seen, in different runs, the messages
   // list without the follow-up's assistant message, GET of the deleted session answering 200
-  // instead of 404, and once the follow-up answered from the orbit guide, not 'paraffin'.
+  // instead of 404; and once the follow-up answered from the orbit guide instead of 'paraffin'
+  // (its plan had the right search_query; that cause is not isolated).
   it.skipIf(onCluster)('keeps sessions: messages in order, the session scope, the exchange and its trace appended by a query; another organization sees none', async () => {
     const created = await api.call('POST', '/intelligence/sessions', { title: 'Lighthouse chat', workspace_id: 'ws-1', dataset_id: docs, metadata: { user: 'ada' } });
     expect(created.status).toBe(201);

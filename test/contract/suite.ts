@@ -356,7 +356,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
   // cluster: the collision check reads the string ids the node's catalog copy knows before the
   // write (retrieval/vectors.ts resolveIds): a string id written through another node moments
   // before is not known yet, so the second string on the same integer answered 200 instead of
-  // 409 id_collision and overwrote the first vector and its string id.
+  // 409 id_collision (written over the first string's integer id).
   it.skipIf(onCluster)('two string ids on one integer answer 409 id_collision, and nothing is overwritten', async () => {
     // A real 53-bit FNV-1a collision, found by a birthday search over 2^28 strings.
     const [a, b] = ['4ee98a0e162e4594', '87319117513cdead'];
