@@ -168,6 +168,30 @@ export class CatalogLog implements CatalogJournal {
     return this.exclusive(() => this.catchUp(this.opts.pool));
   }
 
+  /**
+   * Resolves once the copy holds every change committed before the call: the read barrier each
+   * request passes, so a client reads its own writes whichever node it reaches next. Calls are
+   * coalesced: one that arrives while a catch-up is under way waits for the next one, which
+   * serves every call that arrived meanwhile; so there is at most one in flight and one queued.
+   * Rejects with vecstack_router_failed (503) when the database cannot be reached.
+   */
+  fresh(): Promise<void> {
+    if (this.barrierQueued) return this.barrierQueued;
+    const begin = (): Promise<void> => {
+      this.barrierQueued = null;
+      const run = this.sync().catch((err: unknown) => {
+        throw err instanceof SableError ? err : unavailable(err);
+      });
+      this.barrierInFlight = run;
+      void run.catch(() => {}).finally(() => {
+        if (this.barrierInFlight === run) this.barrierInFlight = null;
+      });
+      return run;
+    };
+    if (!this.barrierInFlight) return begin();
+    return (this.barrierQueued = this.barrierInFlight.catch(() => {}).then(begin));
+  }
+
   staged(seq: number, changes: readonly CapturedChange[]): void {
     void this.meta.put('pending', { seq, undo: encodeChanges(undoOf(changes)) });
   }
@@ -226,6 +250,9 @@ export class CatalogLog implements CatalogJournal {
       // The database away: the next poll or notification tries again.
     });
   }
+
+  private barrierInFlight: Promise<void> | null = null;
+  private barrierQueued: Promise<void> | null = null;
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);

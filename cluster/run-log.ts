@@ -89,8 +89,9 @@ export class RunLog implements RemoteRuns {
     run.observe((chunk) => {
       if (t.fenced) return;
       t.pending.push(chunk);
-      if (chunk.chunk_type === 'done') void this.flush(t);
-      else t.timer ??= setTimeout(() => void this.flush(t), FLUSH_MS);
+      // The client gets `done` once it is recorded: another node read right after finds the run ended.
+      if (chunk.chunk_type === 'done') return this.flush(t);
+      t.timer ??= setTimeout(() => void this.flush(t), FLUSH_MS);
     });
   }
 

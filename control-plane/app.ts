@@ -241,21 +241,20 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     ...sessionRoutes(new SessionService(sessionStore, datasets)),
     ...(served?.host ? internalRoutes(served.host) : []),
   );
+  // In a cluster, every request sees what was committed through any node before it began: the
+  // node's catalog copy is brought to the head first (one query, shared by the requests that
+  // arrive meanwhile). Internal calls carry the catalog seq they need; liveness and metrics are
+  // this node's own and answer while the database is away.
+  if (cluster) {
+    const local = new Set(['/healthz', '/metrics', '/openapi.json']);
+    router.beforeRoute = (route) => (route.auth === 'cluster' || local.has(route.path) ? Promise.resolve() : cluster.catalog.fresh());
+  }
   const cors = new Cors(config.corsOrigins);
   const dashboard = new DashboardAssets(hooks.dashboardDir);
   const handler = async (req: Request) => {
     const preflight = cors.preflight(req, (path) => router.methodsOf(path));
     if (preflight) return preflight;
-    const catalogSeen = cluster?.catalog.applied ?? 0;
-    let { response, pattern, requestId } = dashboard.answer(req) ?? (await router.handle(req));
-    // In a cluster, a record made through another node a moment ago may not have reached this
-    // node's catalog copy yet: a miss (404, or 401 for a new key) catches the copy up with the
-    // log and answers again when the copy moved since the request began, so a client sees its
-    // own writes whichever node it reaches next.
-    if (cluster && (response.status === 404 || response.status === 401) && !router.streams(req.method, req.path) && (await cluster.catalog.sync().then(() => cluster.catalog.applied > catalogSeen, () => false))) {
-      req.headers['x-request-id'] ??= requestId;
-      ({ response, pattern, requestId } = await router.handle(req));
-    }
+    const { response, pattern, requestId } = dashboard.answer(req) ?? (await router.handle(req));
     cors.decorate(req, response);
     const ms = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
     metrics.observeRequest(req.method, pattern, response.status, ms);

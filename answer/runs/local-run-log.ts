@@ -84,8 +84,9 @@ export class LocalRunLog implements RemoteRuns {
     run.observe((chunk) => {
       t.pending.push(chunk.chunk_type === 'event' ? { chunk, at: eventAt(run, chunk.seq) } : { chunk });
       this.dirty.add(t);
-      if (chunk.chunk_type === 'done') void this.flush();
-      else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+      // `done` reaches the client once it is on disk: a restart right after finds the run ended.
+      if (chunk.chunk_type === 'done') return this.flush();
+      this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
     });
   }
 

@@ -36,6 +36,15 @@ export interface TraceEvent extends TraceEventInput {
 }
 
 type Listener = (chunk: StreamChunk) => void;
+/** A recorder of the run: what it returns for `done` is waited for before `done` is sent. */
+type Observer = (chunk: StreamChunk) => void | Promise<void>;
+
+/**
+ * Longest `done` waits for the recorders: a client that got `done` then reads the run anywhere
+ * (another node, the next process) finds it ended, unless recording is this late (its database
+ * away), when the stream's end is not held back further.
+ */
+const DONE_RECORD_WAIT_MS = 5000;
 
 export class Run {
   status: RunStatus = 'running';
@@ -52,7 +61,7 @@ export class Run {
   readonly abort = new AbortController();
   private readonly listeners = new Set<Listener>();
   /** Who records every chunk (the cluster's run log): not a listener, so it never holds the run open. */
-  private readonly observers: Listener[] = [];
+  private readonly observers: Observer[] = [];
   private detachTimer: NodeJS.Timeout | null = null;
   private readonly ended: Promise<void>;
   private resolveEnded!: () => void;
@@ -105,9 +114,21 @@ export class Run {
     this.status = status;
     this.endedAt = Date.now();
     if (this.detachTimer) clearTimeout(this.detachTimer);
-    this.push({ seq: this.chunks.length + 1, chunk_type: 'done', content: '', metadata: { run_id: this.id, status, ...metadata } });
-    this.listeners.clear();
-    this.resolveEnded();
+    const done: StreamChunk = { seq: this.chunks.length + 1, chunk_type: 'done', content: '', metadata: { run_id: this.id, status, ...metadata } };
+    this.chunks.push(done);
+    const recording = this.observers.map((o) => o(done)).filter((r): r is Promise<void> => r instanceof Promise);
+    const deliver = () => {
+      for (const l of this.listeners) l(done);
+      this.listeners.clear();
+      this.resolveEnded();
+    };
+    if (recording.length === 0) return deliver();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((r) => (timer = setTimeout(r, DONE_RECORD_WAIT_MS)));
+    void Promise.race([Promise.allSettled(recording), late]).then(() => {
+      clearTimeout(timer);
+      deliver();
+    });
   }
 
   /**
@@ -129,8 +150,11 @@ export class Run {
     };
   }
 
-  /** Calls `observer` with every chunk sent so far and each one after, without counting as a listener. */
-  observe(observer: Listener): void {
+  /**
+   * Calls `observer` with every chunk sent so far and each one after, without counting as a
+   * listener; `done` reaches the listeners once what the observer returned for it settled.
+   */
+  observe(observer: Observer): void {
     for (const c of this.chunks) observer(c);
     this.observers.push(observer);
   }

@@ -117,6 +117,11 @@ export class Router {
   /** Routes by segment count, for matching. */
   private readonly bySegments = new Map<number, Compiled[]>();
   private readonly matched = new Map<string, Match>();
+  /**
+   * Awaited once a route matched, before its caller is authenticated (cluster mode: the read
+   * barrier that brings the node's catalog copy to the cluster's head). A rejection is the answer.
+   */
+  beforeRoute: ((route: Route) => Promise<void>) | null = null;
 
   constructor(
     private readonly authenticate: Authenticate,
@@ -201,6 +206,7 @@ export class Router {
       }
       const { route, params } = m;
       pattern = route.path;
+      if (this.beforeRoute) await this.beforeRoute(route);
       let caller: Caller = { orgId: '', role: 'member', keyId: '' };
       if (route.auth === 'session') {
         if (req.headers['x-api-key']) throw new SableError('unauthorized', 'dashboard routes take a session token (Authorization: Bearer, from POST /auth/sessions), not an API key');
