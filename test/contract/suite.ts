@@ -75,11 +75,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('GET', '/nowhere', admin)).body.error).toBe('not_found');
   });
 
-  // cluster: DELETE /datasets/{id} soon after the create, while the controller places the shard
-  // replicas, answers 500 (15 of 40 tries): PostgreSQL "update or delete on table shard_heads
-  // violates foreign key constraint shard_replicas_dataset_shard_fkey" or "deadlock detected"
-  // (cluster/replica-state.ts dropClusterDataset against cluster/controller.ts placement).
-  it.skipIf(onCluster)('creates, lists, gets and deletes datasets, scoped to the organization', async () => {
+  it('creates, lists, gets and deletes datasets, scoped to the organization', async () => {
     const created = await call('POST', '/datasets', admin, { name: 'scoped', dim: 4 });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'scoped', dim: 4, metric: 'cosine', index_type: 'sable', embedding: { provider: 'local', model: 'all-minilm-l6-v2' } });
@@ -113,8 +109,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('POST', '/datasets', admin, 'x', { 'content-type': 'text/plain' })).status).toBe(415);
   });
 
-  // cluster: the delete soon after a create answers 500 (see the test above).
-  it.skipIf(onCluster)('dataset names are unique in an organization (409 dataset_exists), not across organizations', async () => {
+  it('dataset names are unique in an organization (409 dataset_exists), not across organizations', async () => {
     const first = await call('POST', '/datasets', admin, { name: 'unique-name', dim: 2 });
     expect(first.status).toBe(201);
     const again = await call('POST', '/datasets', member, { name: 'unique-name', dim: 4 });
