@@ -7,16 +7,17 @@
  * vecstack_router_failed, which tells the router to try another replica.
  */
 import { isErrorCode, SableError } from '../errors/codes.js';
-import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus } from '../engine/index.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
 import { CLUSTER_SECRET_HEADER, type AdminBody, type RowsAnswer, type RowsBody, type RowsQuery, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
 
 export interface ReplicaCalls {
   sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }>;
-  search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number }>;
+  search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number; receipt: Receipt | null }>;
   point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number): Promise<{ metadata: Metadata; vector?: Float32Array } | undefined>;
   stats(dataset: string, shard: number): Promise<DatasetStats>;
-  rebuild(dataset: string, shard: number): Promise<void>;
+  /** Starts a rebuild of the replica's index; answers its statistics the moment it started. */
+  rebuild(dataset: string, shard: number): Promise<DatasetStats>;
   /** Applies the dataset record's settings now; the replica's promotion policy and SLA state after. */
   settings(dataset: string, shard: number, catalogSeq: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
   /** The answer tools' reads of the replica's rows, once it applied `minSeq`. */
@@ -60,7 +61,7 @@ export class HttpReplica implements ReplicaCalls {
       ...(metadata ? { metadata: metadata as Metadata } : {}),
       ...(vector ? { vector: Float32Array.from(vector) } : {}),
     }));
-    return { hits, applied: answer.applied };
+    return { hits, applied: answer.applied, receipt: answer.receipt as Receipt | null };
   }
 
   async point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number) {
@@ -74,8 +75,8 @@ export class HttpReplica implements ReplicaCalls {
     return this.call<DatasetStats>(dataset, shard, 'admin', { op: 'stats' } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
-  async rebuild(dataset: string, shard: number): Promise<void> {
-    await this.call<unknown>(dataset, shard, 'admin', { op: 'rebuild' } satisfies AdminBody, ADMIN_WAIT_MS);
+  rebuild(dataset: string, shard: number): Promise<DatasetStats> {
+    return this.call<DatasetStats>(dataset, shard, 'admin', { op: 'rebuild' } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
   settings(dataset: string, shard: number, catalogSeq: number): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {

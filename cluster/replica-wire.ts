@@ -62,7 +62,28 @@ export const ReplicaHit = Type.Object({
 });
 export type ReplicaHit = Static<typeof ReplicaHit>;
 
-export const ReplicaSearchAnswer = Type.Object({ hits: Type.Array(ReplicaHit), applied: Type.Integer() });
+/** How the replica's engine searched (engine/types.ts Receipt), passed through as it is. */
+const ReplicaReceipt = Type.Object({
+  strategy: Type.String(),
+  candidates_scored: Type.Number(),
+  partitions_searched: Type.Number(),
+  isa: Type.String(),
+  partitions: Type.Array(
+    Type.Object({
+      strategy: Type.String(),
+      rows: Type.Number(),
+      matches: Type.Number(),
+      candidates_scored: Type.Number(),
+      nprobe: Type.Number(),
+      beam_width: Type.Number(),
+      estimated_recall: Type.Union([Type.Number(), Type.Null()]),
+    }),
+  ),
+  estimated_recall: Type.Union([Type.Number(), Type.Null()]),
+  elapsed_us: Type.Number(),
+});
+
+export const ReplicaSearchAnswer = Type.Object({ hits: Type.Array(ReplicaHit), applied: Type.Integer(), receipt: Type.Union([ReplicaReceipt, Type.Null()]) });
 export type ReplicaSearchAnswer = Static<typeof ReplicaSearchAnswer>;
 
 export const PointBody = Type.Object({

@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
-import type { DatasetStats, Metadata, PromotionPolicy, SlaStatus } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
@@ -72,17 +72,13 @@ export class ClusterRouter implements ShardedVectors {
     return this.write(r, { op: 'delete', ids: Float64Array.from(ids) }, writeConcern);
   }
 
-  async search(r: DatasetRecord, request: ShardSearch): Promise<ShardHit[]> {
+  async search(r: DatasetRecord, request: ShardSearch): Promise<{ hits: ShardHit[]; receipt: Receipt | null }> {
     const map = await this.map(r);
     const readWait = this.opts.readWaitMs ?? 1000;
-    const perShard = await Promise.all(
-      map.map((entry) =>
-        this.onReplica(r, entry, (calls) => calls.search(r.id, entry.shard, entry.lastSeq, request, readWait).then((a) => a.hits)),
-      ),
-    );
-    const all = perShard.flat();
+    const perShard = await Promise.all(map.map((entry) => this.onReplica(r, entry, (calls) => calls.search(r.id, entry.shard, entry.lastSeq, request, readWait))));
+    const all = perShard.flatMap((a) => a.hits);
     all.sort((a, b) => a.score - b.score || a.id - b.id);
-    return all.slice(0, request.topK);
+    return { hits: all.slice(0, request.topK), receipt: mergeReceipts(perShard.map((a) => a.receipt)) };
   }
 
   async point(r: DatasetRecord, id: number, withVector: boolean) {
@@ -95,23 +91,7 @@ export class ClusterRouter implements ShardedVectors {
   /** Every shard's statistics from one in-sync replica, summed (a dataset is the union of its shards). */
   async stats(r: DatasetRecord): Promise<DatasetStats> {
     const map = await this.map(r);
-    const per = await Promise.all(map.map((e) => this.onReplica(r, e, (calls) => calls.stats(r.id, e.shard))));
-    const building = per.filter((s) => s.index_status === 'building');
-    const built = per.map((s) => s.built_at).filter((b): b is string => b !== null).sort();
-    return {
-      ...per[0]!,
-      name: r.id,
-      vector_count: sum(per, (s) => s.vector_count),
-      deleted_count: sum(per, (s) => s.deleted_count),
-      partitions: sum(per, (s) => s.partitions),
-      growing_vectors: sum(per, (s) => s.growing_vectors),
-      memory_bytes: sum(per, (s) => s.memory_bytes),
-      storage_bytes: sum(per, (s) => s.storage_bytes),
-      // Building while any shard builds; ready once every shard is; empty while all are.
-      index_status: building.length > 0 ? 'building' : per.every((s) => s.index_status === 'empty') ? 'empty' : 'ready',
-      progress: building.length > 0 ? Math.min(...building.map((s) => s.progress)) : 100,
-      built_at: built.at(-1) ?? null,
-    };
+    return mergeStats(r, await Promise.all(map.map((e) => this.onReplica(r, e, (calls) => calls.stats(r.id, e.shard)))));
   }
 
   /** The dataset's rows for the answer tools: every shard's, merged (retrieval/rows.ts). */
@@ -175,16 +155,33 @@ export class ClusterRouter implements ShardedVectors {
     };
   }
 
-  /** Every in-sync replica rebuilds its index. */
-  async rebuild(r: DatasetRecord): Promise<void> {
-    await this.everyReplica(r, (calls, shard) => calls.rebuild(r.id, shard));
+  /** Every in-sync replica rebuilds its index; the statistics of one per shard as it started. */
+  async rebuild(r: DatasetRecord): Promise<DatasetStats> {
+    const started = await this.everyReplica(r, async (calls, shard) => ({ shard, stats: await calls.rebuild(r.id, shard) }));
+    const perShard = new Map(started.map((s) => [s.shard, s.stats]));
+    return mergeStats(r, [...perShard.values()]);
   }
 
-  /** Every in-sync replica applies the record's settings; one's policy and SLA state. */
+  /**
+   * Every in-sync replica applies the record's settings; their policy (the record's, the same on
+   * each) and SLA state. A search waits for its slowest shard, so the observed latencies are the
+   * highest any replica observed, and the probes the deepest any replica uses.
+   */
   async apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }> {
     const seq = await this.opts.catalogHead();
     const all = await this.everyReplica(r, (calls, shard) => calls.settings(r.id, shard, seq));
-    return all[0]!;
+    const highest = (pick: (s: SlaStatus) => number | null) => {
+      const seen = all.map((a) => pick(a.sla)).filter((v): v is number => v !== null);
+      return seen.length > 0 ? Math.max(...seen) : null;
+    };
+    const sla: SlaStatus = {
+      ...all[0]!.sla,
+      observed_p50_us: highest((s) => s.observed_p50_us),
+      observed_p99_us: highest((s) => s.observed_p99_us),
+      current_nprobe: highest((s) => s.current_nprobe),
+      current_beam_width: highest((s) => s.current_beam_width),
+    };
+    return { promotion: all[0]!.promotion, sla };
   }
 
   /** `fn` on every in-sync replica of every shard; a replica that refuses fails the call. */
@@ -326,4 +323,47 @@ function notServing(r: DatasetRecord, entry: ShardMapEntry): never {
     throw new SableError('dataset_not_ready', `dataset ${r.id}: shard ${entry.shard} has no replica in sync yet; retry shortly`, { retryAfterSeconds: 1 });
   }
   throw new SableError('vecstack_router_failed', `shard ${entry.shard} of dataset ${r.id} has no in-sync replica on a live node; retry shortly`, { retryAfterSeconds: 1 });
+}
+
+/** One statistics of the dataset from one per shard: counts summed, the index state of them all. */
+function mergeStats(r: DatasetRecord, per: DatasetStats[]): DatasetStats {
+  const building = per.filter((s) => s.index_status === 'building');
+  const built = per.map((s) => s.built_at).filter((b): b is string => b !== null).sort();
+  return {
+    ...per[0]!,
+    name: r.id,
+    vector_count: sum(per, (s) => s.vector_count),
+    deleted_count: sum(per, (s) => s.deleted_count),
+    partitions: sum(per, (s) => s.partitions),
+    growing_vectors: sum(per, (s) => s.growing_vectors),
+    memory_bytes: sum(per, (s) => s.memory_bytes),
+    storage_bytes: sum(per, (s) => s.storage_bytes),
+    // Building while any shard builds; ready once every shard is; empty while all are.
+    index_status: building.length > 0 ? 'building' : per.every((s) => s.index_status === 'empty') ? 'empty' : 'ready',
+    progress: building.length > 0 ? Math.min(...building.map((s) => s.progress)) : 100,
+    built_at: built.at(-1) ?? null,
+  };
+}
+
+/**
+ * How a search over the shards went, from each shard's receipt: their partitions side by side,
+ * counts summed, the time of the slowest (the shards search at once), and the recall estimate
+ * weighted by the rows each searched. Null when a shard told none.
+ */
+function mergeReceipts(receipts: (Receipt | null)[]): Receipt | null {
+  if (receipts.length === 0 || receipts.some((x) => x === null)) return null;
+  const all = receipts as Receipt[];
+  const strategies = new Set(all.map((x) => x.strategy).filter((s) => s !== 'none'));
+  const partitions = all.flatMap((x) => x.partitions);
+  const rows = sum(partitions, (p) => p.rows);
+  const recall = partitions.some((p) => p.estimated_recall === null) ? null : rows === 0 ? 1 : sum(partitions, (p) => p.estimated_recall! * p.rows) / rows;
+  return {
+    strategy: strategies.size === 0 ? 'none' : strategies.size === 1 ? [...strategies][0]! : 'mixed',
+    candidates_scored: sum(all, (x) => x.candidates_scored),
+    partitions_searched: sum(all, (x) => x.partitions_searched),
+    isa: all[0]!.isa,
+    partitions,
+    estimated_recall: recall,
+    elapsed_us: Math.max(...all.map((x) => x.elapsed_us)),
+  };
 }

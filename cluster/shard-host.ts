@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
 import { SableError } from '../errors/codes.js';
-import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, ShardRunner, SlaStatus } from '../engine/index.js';
+import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, Receipt, ShardRunner, SlaStatus } from '../engine/index.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import { engineRows } from '../retrieval/rows.js';
@@ -181,7 +181,7 @@ export class ShardHost {
   }
 
   /** The shard's best hits, once the replica applied `minSeq` (the router's read-your-writes). */
-  async search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number }> {
+  async search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number; receipt: Receipt | null }> {
     const r = this.serving(dataset, shard);
     await this.caughtUp(r, minSeq, waitMs);
     const ds = r.engineDataset;
@@ -193,11 +193,11 @@ export class ShardHost {
       advancedFilters: req.advancedFilters,
       includeMetadata: req.includeMetadata,
     };
-    const { hits } = req.keyword
+    const { hits, receipt } = req.keyword
       ? await ds.hybridSearch(req.query, req.keyword.text, { ...options, alpha: req.keyword.alpha }, this.opts.runner)
       : await ds.searchDetailed(req.query!, options, this.opts.runner);
     const out: ShardHit[] = req.includeVectors ? hits.map((h) => ({ ...h, vector: ds.getVector(h.id) ?? new Float32Array(0) })) : hits;
-    return { hits: out, applied: r.tailer.applied };
+    return { hits: out, applied: r.tailer.applied, receipt };
   }
 
   /** One vector's metadata (and values), once the replica applied `minSeq`. */
@@ -235,10 +235,11 @@ export class ShardHost {
     return this.serving(dataset, shard).engineDataset.stats();
   }
 
-  /** Starts a rebuild of the replica's index. */
-  async rebuild(dataset: string, shard: number): Promise<void> {
+  /** Starts a rebuild of the replica's index; its statistics the moment it started. */
+  async rebuild(dataset: string, shard: number): Promise<DatasetStats> {
     const r = this.serving(dataset, shard);
     void r.engineDataset.rebuild().catch((e) => console.error(`sable: index rebuild of ${replicaName(dataset, shard)} failed:`, e));
+    return r.engineDataset.stats();
   }
 
   /** Applies the record's settings now (a settings change answers once they hold); the policy and SLA state after. */

@@ -91,16 +91,12 @@ export class SearchService {
         : null;
     const alpha = b.alpha ?? r.hybrid.alpha;
     const searched: { hits: ShardHit[]; receipt: Receipt | null } = !ds
-      ? {
-          // A receipt tells how one engine searched; across shards there is none to tell.
-          receipt: null,
-          hits: await this.sharded!.search(r, {
-            ...searchOptions,
-            query,
-            ...(hybrid ? { keyword: { text: keywordText!, alpha } } : {}),
-            includeVectors: b.include_embeddings === true,
-          }),
-        }
+      ? await this.sharded!.search(r, {
+          ...searchOptions,
+          query,
+          ...(hybrid ? { keyword: { text: keywordText!, alpha } } : {}),
+          includeVectors: b.include_embeddings === true,
+        })
       : hybrid
         ? await ds.hybridSearch(query, keywordText!, { ...searchOptions, alpha }, this.runner)
         : await ds.searchDetailed(query!, searchOptions, this.runner);

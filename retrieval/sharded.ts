@@ -6,7 +6,7 @@
  * there is no such port: the use-cases call the engine dataset directly.
  */
 import type { DatasetRecord } from '../catalog/datasets/record.js';
-import type { AdvancedFilter, Hit, Metadata } from '../engine/index.js';
+import type { AdvancedFilter, Hit, Metadata, Receipt } from '../engine/index.js';
 import type { Scalar } from '../contract/json-schema.js';
 
 export type WriteConcern = 'default' | 'one' | 'quorum' | 'all';
@@ -38,8 +38,8 @@ export interface ShardedVectors {
   upsert(r: DatasetRecord, ids: number[], values: Float32Array, metadata: Metadata[]): Promise<void>;
   /** Answers how many of the ids were there. */
   delete(r: DatasetRecord, ids: number[], writeConcern: WriteConcern): Promise<number>;
-  /** The best `topK` over every shard, ascending score. */
-  search(r: DatasetRecord, request: ShardSearch): Promise<ShardHit[]>;
+  /** The best `topK` over every shard, ascending score, and how the shards searched (their receipts merged). */
+  search(r: DatasetRecord, request: ShardSearch): Promise<{ hits: ShardHit[]; receipt: Receipt | null }>;
   /** One vector's metadata (and values), from its shard. */
   point(r: DatasetRecord, id: number, withVector: boolean): Promise<{ metadata: Metadata; vector?: Float32Array } | undefined>;
 }

@@ -44,8 +44,8 @@ export interface DatasetPlacement {
   drop(datasetId: string): Promise<void>;
   /** The engine statistics of every shard (one in-sync replica each), summed. */
   stats(r: DatasetRecord): Promise<DatasetStats>;
-  /** Every in-sync replica rebuilds its index (in the background). */
-  rebuild(r: DatasetRecord): Promise<void>;
+  /** Every in-sync replica rebuilds its index (in the background); the statistics as they started. */
+  rebuild(r: DatasetRecord): Promise<DatasetStats>;
   /** Rows upserted through the shards' logs (a bulk load's batch), once their replicas applied them. */
   upsert(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void>;
   /**
@@ -237,11 +237,12 @@ export class DatasetService {
     return this.opts.placement ? () => {} : this.engineOf(r).holdBuilds();
   }
 
-  /** Starts a rebuild of the index in the background. */
-  async rebuild(r: DatasetRecord): Promise<void> {
+  /** Starts a rebuild of the index in the background; the statistics the moment it started. */
+  async rebuild(r: DatasetRecord): Promise<DatasetStats> {
     if (this.opts.placement) return this.opts.placement.rebuild(r);
     const ds = this.engineOf(r);
     void ds.rebuild().catch((e) => console.error(`sable: index rebuild of ${r.id} failed:`, e));
+    return ds.stats();
   }
 
   /** The index type of new partitions (and, with `rebuild`, of every partition, rebuilt in the background). */
@@ -306,13 +307,14 @@ export class DatasetService {
     if (raw === undefined) throw badRequest('schema is required');
     const fields = normalizeFields(raw);
     if (fields.length === 0 && mode === 'merge') throw badRequest('an empty schema cannot be merged');
-    // Replicas of a cluster follow the record's schema_version on their own.
     const ds = this.opts.placement ? undefined : this.engineOf(r);
     const next = await this.update(r, (cur) => {
       cur.schema = applySchema(cur.schema, fields, mode);
       cur.schema_version++;
     });
-    await ds?.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
+    // The answer comes once the columns are retyped: a write right after is typed by them.
+    if (ds) await ds.setColumnTypes(Object.fromEntries(fields.map((f) => [f.name, f.type])));
+    else await this.opts.placement!.apply(next);
     return next.schema;
   }
 
@@ -382,7 +384,11 @@ export class DatasetService {
    */
   async observeMetadata(r: DatasetRecord, metadata: Record<string, unknown>[]): Promise<void> {
     if (metadata.length === 0) return;
-    if (!this.opts.placement) return this.observe(r, (obs) => observe(obs, metadata));
+    // A field never seen before is recorded with the write, as on one machine: its promotion
+    // shows in the schema read right after. Fields seen before only add to counts: batched.
+    if (!this.opts.placement || metadata.some((m) => Object.keys(m).some((k) => !(k in r.observations)))) {
+      return this.observe(r, (obs) => observe(obs, metadata));
+    }
     let pending = this.pendingObservations.get(r.id);
     if (!pending) {
       const gathered: Observations = {};
@@ -408,9 +414,9 @@ export class DatasetService {
         cur.schema_version++;
       }
     });
-    if (promoted.length > 0 && !this.opts.placement) {
-      await this.engineOf(next).setColumnTypes(Object.fromEntries(promoted.map((f) => [f.name, f.type])));
-    }
+    if (promoted.length === 0) return;
+    if (this.opts.placement) await this.opts.placement.apply(next);
+    else await this.engineOf(next).setColumnTypes(Object.fromEntries(promoted.map((f) => [f.name, f.type])));
   }
 }
 

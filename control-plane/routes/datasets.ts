@@ -80,8 +80,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       description: 'Answers 202 with status building (progress 0 until the rebuild starts); poll GET /datasets/{id}/index.',
       handler: async ({ caller, params }) => {
         const r = svc.get(caller.orgId, params.datasetId);
-        await svc.rebuild(r);
-        return json(202, indexView(await svc.stats(r)));
+        return json(202, indexView(await svc.rebuild(r)));
       },
     },
     route({

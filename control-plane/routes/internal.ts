@@ -30,7 +30,7 @@ export function internalRoutes(host: ShardHost): Route[] {
       method: 'POST', path: '/internal/shards/:dataset/:shard/search', auth: 'cluster', summary: "A shard replica's best hits",
       body: W.ReplicaSearchBody,
       handler: async ({ params, body }) => {
-        const { hits, applied } = await host.search(
+        const { hits, applied, receipt } = await host.search(
           params.dataset,
           shardParam(params.shard),
           body.min_seq,
@@ -48,7 +48,7 @@ export function internalRoutes(host: ShardHost): Route[] {
           body.wait_ms,
         );
         const out: W.ReplicaHit[] = hits.map(({ vector, ...h }) => (vector ? { ...h, vector: Array.from(vector) } : h));
-        return json(200, { hits: out, applied } satisfies W.ReplicaSearchAnswer);
+        return json(200, { hits: out, applied, receipt } satisfies W.ReplicaSearchAnswer);
       },
     }),
     route({
@@ -74,7 +74,7 @@ export function internalRoutes(host: ShardHost): Route[] {
       handler: async ({ params, body }) => {
         const shard = shardParam(params.shard);
         if (body.op === 'stats') return json(200, await host.stats(params.dataset, shard));
-        if (body.op === 'rebuild') return json(202, (await host.rebuild(params.dataset, shard), { rebuilding: true }));
+        if (body.op === 'rebuild') return json(202, await host.rebuild(params.dataset, shard));
         return json(200, await host.settings(params.dataset, shard, body.catalog_seq ?? 0));
       },
     }),
