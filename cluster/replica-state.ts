@@ -162,15 +162,25 @@ export async function shardMap(pool: Pool | PoolClient, dataset: string): Promis
 }
 
 /**
- * Records what a replica has applied of its shard's log. It never moves back: reports may arrive
- * out of order. False when the replica has no row.
+ * Records what a replica has applied of its shard's log (and, when given, its live vectors then).
+ * The seq never moves back: reports may arrive out of order. False when the replica has no row.
  */
-export async function reportApplied(pool: Pool | PoolClient, dataset: string, shard: number, node: string, appliedSeq: number): Promise<boolean> {
+export async function reportApplied(pool: Pool | PoolClient, dataset: string, shard: number, node: string, appliedSeq: number, vectors?: number): Promise<boolean> {
   const { rowCount } = await pool.query(
-    'UPDATE shard_replicas SET applied_seq = GREATEST(applied_seq, $4), updated_at = now() WHERE dataset = $1 AND shard = $2 AND node = $3',
-    [dataset, shard, node, appliedSeq],
+    'UPDATE shard_replicas SET applied_seq = GREATEST(applied_seq, $4), vectors = COALESCE($5, vectors), updated_at = now() WHERE dataset = $1 AND shard = $2 AND node = $3',
+    [dataset, shard, node, appliedSeq, vectors ?? null],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** Each dataset's live vectors: per shard, what its in-sync replicas last reported, summed over the shards. */
+export async function datasetVectors(pool: Pool | PoolClient): Promise<[string, number][]> {
+  const { rows } = await pool.query<{ dataset: string; vectors: string }>(
+    `SELECT dataset, sum(v)::bigint AS vectors FROM (
+       SELECT dataset, shard, max(vectors) AS v FROM shard_replicas WHERE state = 'active' AND vectors IS NOT NULL GROUP BY dataset, shard
+     ) AS per_shard GROUP BY dataset ORDER BY dataset`,
+  );
+  return rows.map((r) => [r.dataset, Number(r.vectors)]);
 }
 
 /**

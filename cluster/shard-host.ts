@@ -339,9 +339,10 @@ export class ShardHost {
       if (a.state === 'initializing' || a.state === 'stale') {
         const joined = await joinIsr(pool, a.dataset, a.shard, nodeId, applied);
         if (joined.joined) hosted.state = 'active';
-        hosted.reported = applied;
+        // Joined: the next pass reports its vectors with its seq (for /metrics).
+        hosted.reported = joined.joined ? -1 : applied;
       } else if (applied !== hosted.reported) {
-        await reportApplied(pool, a.dataset, a.shard, nodeId, applied);
+        await reportApplied(pool, a.dataset, a.shard, nodeId, applied, hosted.engineDataset.stats().vector_count);
         hosted.reported = applied;
       }
       this.considerSnapshot(hosted);

@@ -206,7 +206,8 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     const all = scheduleStore.all();
     return {
       adapter: adapterName(),
-      vectors: engine.listDatasets().map((d): [string, number] => [d.name, d.stats().vector_count]),
+      // In a cluster the local engine holds shard replicas: the counts are the dataset's, across its shards.
+      vectors: cluster ? await cluster.datasetVectors().catch(() => []) : engine.listDatasets().map((d): [string, number] => [d.name, d.stats().vector_count]),
       jobs: await jobs.counts(),
       schedules: { total: all.length, enabled: all.filter((x) => x.enabled).length, ...schedules.counters },
     };

@@ -16,7 +16,7 @@ import { Heartbeat, registerNode } from '../cluster/membership.js';
 import { Notifications } from '../cluster/notifications.js';
 import { PgJobQueue } from '../cluster/pg-job-queue.js';
 import { RunLog } from '../cluster/run-log.js';
-import { createClusterDataset, dropClusterDataset } from '../cluster/replica-state.js';
+import { createClusterDataset, datasetVectors, dropClusterDataset } from '../cluster/replica-state.js';
 import { ClusterRouter } from '../cluster/router.js';
 import { ShardHost } from '../cluster/shard-host.js';
 import type { Engine, ShardRunner } from '../engine/index.js';
@@ -41,6 +41,8 @@ export interface ClusterNode {
   serve(engine: Engine, runner: ShardRunner, store: ControlStore, objects: ObjectStore, stagingDir: string): Promise<{ router: ClusterRouter; host: ShardHost | undefined }>;
   /** For /healthz: this node's view of itself. */
   status(): Record<string, unknown>;
+  /** Each dataset's live vectors across its shards, as the replicas last reported (for /metrics). */
+  datasetVectors(): Promise<[string, number][]>;
   close(): Promise<void>;
 }
 
@@ -142,6 +144,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
       });
       return { router, host };
     },
+    datasetVectors: () => datasetVectors(pool),
     status: () => ({
       node_id: config.nodeId,
       roles: config.roles,

@@ -21,6 +21,7 @@ import runLog from './migrations/0005-run-log.js';
 import catalogCheckpoints from './migrations/0006-catalog-checkpoints.js';
 import shardSnapshots from './migrations/0007-shard-snapshots.js';
 import jobFences from './migrations/0008-job-fences.js';
+import replicaVectors from './migrations/0009-replica-vectors.js';
 import { withTransaction, type Pool } from './pool.js';
 
 export interface Migration {
@@ -30,7 +31,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [clusterCore, clusterJobs, clusterCatalog, jobRecords, runLog, catalogCheckpoints, shardSnapshots, jobFences];
+export const MIGRATIONS: readonly Migration[] = [clusterCore, clusterJobs, clusterCatalog, jobRecords, runLog, catalogCheckpoints, shardSnapshots, jobFences, replicaVectors];
 
 /** The advisory lock key of migrations (any fixed bigint; "sable" + 1 in hex digits). */
 export const MIGRATION_LOCK_KEY = '0x5ab1e0001';

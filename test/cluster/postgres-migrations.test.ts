@@ -56,7 +56,7 @@ afterAll(async () => {
 describe('migrate', () => {
   it('applies 0001 to 0008 on an empty database and records them with their checksums; a second run is a no-op', async () => {
     const pool = (await freshDatabase()).pool();
-    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8], version: 8 });
+    expect(await migrate(pool)).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9], version: 9 });
     expect(await migrationRows(pool)).toEqual([
       { version: 1, name: 'cluster_core', checksum: migrationChecksum(MIGRATIONS[0]) },
       { version: 2, name: 'cluster_jobs', checksum: migrationChecksum(MIGRATIONS[1]) },
@@ -66,6 +66,7 @@ describe('migrate', () => {
       { version: 6, name: 'catalog_checkpoints', checksum: migrationChecksum(MIGRATIONS[5]) },
       { version: 7, name: 'shard_snapshots', checksum: migrationChecksum(MIGRATIONS[6]) },
       { version: 8, name: 'job_fences', checksum: migrationChecksum(MIGRATIONS[7]) },
+      { version: 9, name: 'replica_vectors', checksum: migrationChecksum(MIGRATIONS[8]) },
     ]);
     const { rows } = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`);
     expect(rows.map((r) => r.table_name)).toEqual([
@@ -89,8 +90,8 @@ describe('migrate', () => {
       'vector_log',
     ]);
 
-    expect(await migrate(pool)).toEqual({ applied: [], version: 8 });
-    expect(await migrationRows(pool)).toHaveLength(8);
+    expect(await migrate(pool)).toEqual({ applied: [], version: 9 });
+    expect(await migrationRows(pool)).toHaveLength(9);
   });
 
   it('applies each migration once when two nodes start at the same time', async () => {
@@ -99,8 +100,8 @@ describe('migrate', () => {
       const [a, b] = [db.pool(), db.pool()];
       await Promise.all([a.query('SELECT 1'), b.query('SELECT 1')]); // both connected: the race is in migrate
       const results = await Promise.all([migrate(a), migrate(b)]);
-      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6, 7, 8]]);
-      expect(await migrationRows(a)).toHaveLength(8);
+      expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6, 7, 8, 9]]);
+      expect(await migrationRows(a)).toHaveLength(9);
     }
   });
 
