@@ -7,7 +7,7 @@
  * vecstack_router_failed, which tells the router to try another replica.
  */
 import { isErrorCode, SableError } from '../errors/codes.js';
-import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus, TuningInEffect } from '../engine/index.js';
 import type { ShardHit, ShardSearch } from '../retrieval/sharded.js';
 import { CLUSTER_SECRET_HEADER, type AdminBody, type RowsAnswer, type RowsBody, type RowsQuery, type PointAnswer, type PointBody, type ReplicaSearchAnswer, type ReplicaSearchBody, type SyncAnswer, type SyncBody } from './replica-wire.js';
 
@@ -16,6 +16,7 @@ export interface ReplicaCalls {
   search(dataset: string, shard: number, minSeq: number, req: ShardSearch, waitMs: number): Promise<{ hits: ShardHit[]; applied: number; receipt: Receipt | null }>;
   point(dataset: string, shard: number, minSeq: number, id: number, withVector: boolean, waitMs: number): Promise<{ metadata: Metadata; vector?: Float32Array } | undefined>;
   stats(dataset: string, shard: number): Promise<DatasetStats>;
+  tuning(dataset: string, shard: number): Promise<TuningInEffect>;
   /** Starts a rebuild of the replica's index; answers its statistics the moment it started. */
   rebuild(dataset: string, shard: number): Promise<DatasetStats>;
   /** Applies the dataset record's settings now; the replica's promotion policy and SLA state after. */
@@ -73,6 +74,10 @@ export class HttpReplica implements ReplicaCalls {
 
   stats(dataset: string, shard: number): Promise<DatasetStats> {
     return this.call<DatasetStats>(dataset, shard, 'admin', { op: 'stats' } satisfies AdminBody, ADMIN_WAIT_MS);
+  }
+
+  tuning(dataset: string, shard: number): Promise<TuningInEffect> {
+    return this.call<TuningInEffect>(dataset, shard, 'admin', { op: 'tuning' } satisfies AdminBody, ADMIN_WAIT_MS);
   }
 
   rebuild(dataset: string, shard: number): Promise<DatasetStats> {

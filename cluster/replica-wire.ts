@@ -102,7 +102,7 @@ export const PointAnswer = Type.Object({
 export type PointAnswer = Static<typeof PointAnswer>;
 
 export const AdminBody = Type.Object({
-  op: StringEnum(['stats', 'rebuild', 'settings'] as const),
+  op: StringEnum(['stats', 'rebuild', 'settings', 'tuning'] as const),
   /** settings: the caller's catalog seq, which the replica's node applies before it reads the record. */
   catalog_seq: Type.Optional(Type.Integer({ minimum: 0 })),
 });

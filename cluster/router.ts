@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
-import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus } from '../engine/index.js';
+import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus, TuningInEffect } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
@@ -92,6 +92,16 @@ export class ClusterRouter implements ShardedVectors {
   async stats(r: DatasetRecord): Promise<DatasetStats> {
     const map = await this.map(r);
     return mergeStats(r, await Promise.all(map.map((e) => this.onReplica(r, e, (calls) => calls.stats(r.id, e.shard)))));
+  }
+
+  /**
+   * The index tuning in effect: each shard's follows its own rows until set, and a search probes
+   * each shard by its own; the dataset's is the largest of each value over the shards.
+   */
+  async tuning(r: DatasetRecord): Promise<TuningInEffect> {
+    const map = await this.map(r);
+    const per = await Promise.all(map.map((e) => this.onReplica(r, e, (calls) => calls.tuning(r.id, e.shard))));
+    return { nlist: Math.max(...per.map((t) => t.nlist)), nprobe_min: Math.max(...per.map((t) => t.nprobe_min)), nprobe_max: Math.max(...per.map((t) => t.nprobe_max)) };
   }
 
   /** The dataset's rows for the answer tools: every shard's, merged (retrieval/rows.ts). */

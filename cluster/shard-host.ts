@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
 import { SableError } from '../errors/codes.js';
-import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, Receipt, ShardRunner, SlaStatus } from '../engine/index.js';
+import type { AdvancedFilter, Dataset, DatasetStats, Engine, PromotionPolicy, Receipt, ShardRunner, SlaStatus, TuningInEffect } from '../engine/index.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import { engineRows } from '../retrieval/rows.js';
@@ -233,6 +233,11 @@ export class ShardHost {
   /** The replica's engine statistics. */
   async stats(dataset: string, shard: number): Promise<DatasetStats> {
     return this.serving(dataset, shard).engineDataset.stats();
+  }
+
+  /** The index tuning in effect in the replica (it follows the replica's rows until set). */
+  async tuning(dataset: string, shard: number): Promise<TuningInEffect> {
+    return this.serving(dataset, shard).engineDataset.tuning();
   }
 
   /** Starts a rebuild of the replica's index; its statistics the moment it started. */

@@ -91,6 +91,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
     stats: (r) => routed().stats(r),
     rebuild: (r) => routed().rebuild(r),
     apply: (r) => routed().apply(r),
+    tuning: (r) => routed().tuning(r),
     upsert: (r, ids, vectors, metadata) => routed().upsertRows(r, ids, vectors, metadata),
     create: async (r) => {
       await createClusterDataset(pool, r.id, config.shards, config.replicas);

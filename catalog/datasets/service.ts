@@ -16,6 +16,7 @@ import {
   type PromotionPolicy,
   type SlaConfig,
   type SlaStatus,
+  type TuningInEffect,
 } from '../../engine/index.js';
 import type { ControlStore } from '../store.js';
 import { DEFAULT_HYBRID_ALPHA, type DatasetRecord, type Observations, type SchemaEntry } from './record.js';
@@ -53,6 +54,8 @@ export interface DatasetPlacement {
    * policy, SLA); answers the policy and SLA state of one of them.
    */
   apply(r: DatasetRecord): Promise<{ promotion: PromotionPolicy; sla: SlaStatus }>;
+  /** The index tuning in effect over the shards. */
+  tuning(r: DatasetRecord): Promise<TuningInEffect>;
 }
 
 /** How often a cluster node records the metadata observations of a dataset's writes. */
@@ -106,11 +109,15 @@ export class DatasetService {
     return this.opts.placement !== undefined || this.engine.getDataset(id) !== undefined;
   }
 
-  /** The dataset as the API shows it; one still provisioning is empty and shows the set values. */
-  view(r: DatasetRecord): Record<string, unknown> {
-    if (this.opts.placement) return publicDataset(r, true, resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA));
+  /**
+   * The dataset as the API shows it; one still provisioning is empty and shows the set values (in
+   * a cluster, as long as its shards cannot tell theirs).
+   */
+  async view(r: DatasetRecord): Promise<Record<string, unknown>> {
+    const set = () => resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA);
+    if (this.opts.placement) return publicDataset(r, true, await this.opts.placement.tuning(r).catch(set));
     const ds = this.engine.getDataset(r.id);
-    return publicDataset(r, ds !== undefined, ds ? ds.tuning() : resolveTuning(engineTuning(r.tuning), 0, DEFAULT_SLA));
+    return publicDataset(r, ds !== undefined, ds ? ds.tuning() : set());
   }
 
   /** The engine dataset, or 503 `dataset_not_ready` while provisioning runs. */

@@ -26,11 +26,11 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         'Names are unique in the organization (as Pinecone index and Qdrant collection names are): a second dataset ' +
         'of the same name answers 409 dataset_exists with the id of the one that exists. Answers 201 once the record ' +
         'is accepted; the engine is provisioned in the background (503 dataset_not_ready meanwhile, or POST ensure-engine).',
-      handler: async ({ caller, body }) => json(201, view(await svc.create(caller.orgId, body))),
+      handler: async ({ caller, body }) => json(201, await view(await svc.create(caller.orgId, body))),
     }),
     {
       method: 'GET', path: '/datasets/:datasetId', auth: 'key', summary: 'Get a dataset', responses: { 200: S.Dataset },
-      handler: async ({ caller, params }) => json(200, view(svc.get(caller.orgId, params.datasetId))),
+      handler: async ({ caller, params }) => json(200, await view(svc.get(caller.orgId, params.datasetId))),
     },
     {
       method: 'DELETE', path: '/datasets/:datasetId', auth: 'key', summary: 'Delete a dataset, its vectors, index files and bulk-load uploads', responses: { 204: null },
@@ -41,7 +41,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
     },
     {
       method: 'POST', path: '/datasets/:datasetId/ensure-engine', auth: 'key', summary: 'Provision the dataset engine now', responses: { 200: S.Dataset },
-      handler: async ({ caller, params }) => json(200, view(await svc.ensure(caller.orgId, params.datasetId))),
+      handler: async ({ caller, params }) => json(200, await view(await svc.ensure(caller.orgId, params.datasetId))),
     },
     {
       method: 'GET', path: '/datasets/:datasetId/stats', auth: 'key', summary: 'Vector count, storage, index status', responses: { 200: S.Stats },
@@ -130,14 +130,14 @@ export function datasetRoutes(svc: DatasetService): Route[] {
         const r = svc.get(caller.orgId, params.datasetId);
         const indexType = body.index_type;
         if (!indexType) throw badRequest('index_type is required');
-        return json(200, view(await svc.setIndexType(r, indexType, false)));
+        return json(200, await view(await svc.setIndexType(r, indexType, false)));
       },
     }),
     route({
       method: 'POST', path: '/datasets/:datasetId/defaults/tuning', auth: 'key', summary: 'Default tuning of new partitions',
       body: S.Tuning, responses: { 200: S.Dataset },
       handler: async ({ caller, params, body }) => {
-        return json(200, view(await svc.setTuning(svc.get(caller.orgId, params.datasetId), body)));
+        return json(200, await view(await svc.setTuning(svc.get(caller.orgId, params.datasetId), body)));
       },
     }),
     {

@@ -75,6 +75,7 @@ export function internalRoutes(host: ShardHost): Route[] {
         const shard = shardParam(params.shard);
         if (body.op === 'stats') return json(200, await host.stats(params.dataset, shard));
         if (body.op === 'rebuild') return json(202, await host.rebuild(params.dataset, shard));
+        if (body.op === 'tuning') return json(200, await host.tuning(params.dataset, shard));
         return json(200, await host.settings(params.dataset, shard, body.catalog_seq ?? 0));
       },
     }),
