@@ -10,6 +10,7 @@
  *         multipart, configured for S3-compatible endpoints as ../shared/libraries.md says
  *         (forcePathStyle, request/response checksums WHEN_REQUIRED)
  */
+import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
@@ -22,7 +23,7 @@ export type Source = { kind: 'buffer'; size: number } | { kind: 'file'; path: st
 
 export type Command =
   | { op: 'put'; key: string; source: Source; multipart?: { partSize: number; queueSize: number } }
-  | { op: 'get'; key: string; size: number }
+  | { op: 'get'; key: string; size: number; md5?: boolean }
   | { op: 'reset-peak' }
   | { op: 'peak' }
   | { op: 'exit' };
@@ -68,9 +69,12 @@ function bufferOf(size: number): Buffer {
   return b;
 }
 
-async function drain(body: AsyncIterable<Uint8Array>): Promise<number> {
+async function drain(body: AsyncIterable<Uint8Array>, hash?: Hash): Promise<number> {
   let n = 0;
-  for await (const chunk of body) n += chunk.length;
+  for await (const chunk of body) {
+    n += chunk.length;
+    hash?.update(chunk);
+  }
   return n;
 }
 
@@ -107,14 +111,19 @@ async function put(c: Extract<Command, { op: 'put' }>): Promise<{ bytes: number;
   return { bytes: source.size, etag: String(r.ETag ?? '').replace(/"/g, '') };
 }
 
-async function get(c: Extract<Command, { op: 'get' }>): Promise<{ bytes: number }> {
+/** A GET drained; with `md5`, the body's MD5 as `etag` (an untimed check, not a measured call). */
+async function get(c: Extract<Command, { op: 'get' }>): Promise<{ bytes: number; etag?: string }> {
+  const hash = c.md5 ? createHash('md5') : undefined;
+  let bytes: number;
   if (name === 'hand') {
     const res: IncomingMessage = await hand.send('GET', c.key);
     if (res.statusCode !== 200) throw failure(res.statusCode ?? 0, await text(res), `GET ${c.key}`);
-    return { bytes: await drain(res) };
+    bytes = await drain(res, hash);
+  } else {
+    const r = await sdk.send(new aws.GetObjectCommand({ Bucket: bucket, Key: c.key }));
+    bytes = await drain(r.Body as unknown as AsyncIterable<Uint8Array>, hash);
   }
-  const r = await sdk.send(new aws.GetObjectCommand({ Bucket: bucket, Key: c.key }));
-  return { bytes: await drain(r.Body as unknown as AsyncIterable<Uint8Array>) };
+  return hash ? { bytes, etag: hash.digest('hex') } : { bytes };
 }
 
 function peakKiB(): number {
