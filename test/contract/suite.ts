@@ -120,11 +120,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('POST', '/datasets', admin, { name: 'unique-name', dim: 2 })).status).toBe(201);
   });
 
-  // cluster: a string id written through one node can be missing (external_id undefined) from a
-  // search through another node run right after: results take string ids from the node's own
-  // catalog copy (retrieval/search.ts externalIdOf), which the search does not bring to the
-  // writer's head first. Seen under load (msgpack test: the second hit had no external_id 'eight').
-  it.skipIf(onCluster)('inserts, searches with filters, deletes, and reports string ids', async () => {
+  it('inserts, searches with filters, deletes, and reports string ids', async () => {
     const ds = await readyDataset({ name: 'vecs', dim: 3, metric: 'l2', schema: [{ name: 'year', type: 'long' }] });
     const base = `/datasets/${ds.id}`;
     const ins = await call('POST', `${base}/insert`, member, { vectors: [
@@ -348,11 +344,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect(metrics.body).toMatch(/sable_dataset_vectors\{dataset="[0-9a-f-]+"\} \d+/);
   });
 
-  // cluster: the collision check reads the string ids the node's catalog copy knows before the
-  // write (retrieval/vectors.ts resolveIds): a string id written through another node moments
-  // before is not known yet, so the second string on the same integer answered 200 instead of
-  // 409 id_collision (written over the first string's integer id).
-  it.skipIf(onCluster)('two string ids on one integer answer 409 id_collision, and nothing is overwritten', async () => {
+  it('two string ids on one integer answer 409 id_collision, and nothing is overwritten', async () => {
     // A real 53-bit FNV-1a collision, found by a birthday search over 2^28 strings.
     const [a, b] = ['4ee98a0e162e4594', '87319117513cdead'];
     expect(fnv1a53(a)).toBe(fnv1a53(b));
@@ -368,8 +360,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('GET', `${base}/stats`, admin)).body.vector_count).toBe(1);
   });
 
-  // cluster: string ids read through another node (see 'inserts, searches with filters...').
-  it.skipIf(onCluster)('speaks application/msgpack with float32 binary vectors on insert and search', async () => {
+  it('speaks application/msgpack with float32 binary vectors on insert and search', async () => {
     const ds = await readyDataset({ name: 'packed', dim: 4, metric: 'l2' });
     const f32 = (...v: number[]) => Buffer.from(Float32Array.from(v).buffer);
     const post = async (path: string, value: unknown) => {
