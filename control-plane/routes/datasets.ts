@@ -17,7 +17,7 @@ export function datasetRoutes(svc: DatasetService): Route[] {
       responses: { 200: S.DatasetList },
       handler: async ({ caller, query: { limit, offset } }) => {
         const { datasets, total } = svc.list(caller.orgId, limit, offset);
-        return json(200, { datasets: datasets.map(view), total, limit, offset });
+        return json(200, { datasets: await Promise.all(datasets.map(view)), total, limit, offset });
       },
     }),
     route({
