@@ -167,9 +167,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('POST', `${base}/search`, member, { query: [2, 0, 0] })).body.results.map((r: { id: number }) => r.id)).toEqual([1]);
   });
 
-  // cluster: a search fanned out over the shards answers `receipt: null` (retrieval/search.ts,
-  // "across shards there is none to tell"); the shards' receipts are not merged.
-  it.skipIf(onCluster)('a search answers with the receipt of how the engine searched', async () => {
+it('a search answers with the receipt of how the engine searched', async () => {
     const ds = await readyDataset({ name: 'receipt', dim: 3, metric: 'l2' });
     const base = `/datasets/${ds.id}`;
     const ins = await call('POST', `${base}/insert`, member, { vectors: [{ id: 1, values: [0, 0, 0] }, { id: 2, values: [1, 0, 0] }, { id: 'doc-x', values: [2, 0, 0] }] });
@@ -179,13 +177,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect(s.body.receipt).toMatchObject({ strategy: 'exact', isa: expect.any(String) });
   });
 
-  // cluster: (1) PATCH /schema answers before the replicas apply the new column types (the
-  // replicas "follow the record's schema_version on their own", catalog/datasets/service.ts), so
-  // the u32 field's string values written just after are kept as strings and the range filter on
-  // it answers 400 "range filter 'gte' needs a numeric field; 'n' holds string values"; (2) an
-  // insert's metadata observations reach the record up to a second later (batched per node), so
-  // the inferred field is not in the schema read right after the insert.
-  it.skipIf(onCluster)('schema: admin only, aliases normalised, versions increase, rules enforced, inferred fields promoted', async () => {
+it('schema: admin only, aliases normalised, versions increase, rules enforced, inferred fields promoted', async () => {
     const ds = await readyDataset({ name: 'schema', dim: 2, metadata_schema: [{ name: 'price', type: 'double' }] });
     const base = `/datasets/${ds.id}`;
     expect((await call('GET', base, member)).body).toMatchObject({ schema: [{ name: 'price', type: 'f64', source: 'user' }], schema_version: 1 });
@@ -242,9 +234,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect(sla.body).toMatchObject({ target_p99_us: 5000, observed_p99_us: null, current_nprobe: null, current_beam_width: null });
   });
 
-  // cluster: GET /sla answers the SLA state of the first replica asked (cluster/router.ts apply()
-  // returns all[0]), which need not be the one that served the search: observed_p99_us was null.
-  it.skipIf(onCluster)('the SLA observes the p99 of the searches made', async () => {
+it('the SLA observes the p99 of the searches made', async () => {
     const ds = await readyDataset({ name: 'observed', dim: 2 });
     const base = `/datasets/${ds.id}`;
     await call('POST', `${base}/insert`, member, { vectors: Array.from({ length: 50 }, (_, i) => ({ id: i, values: [i, 1] })) });
@@ -254,10 +244,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect((await call('GET', `${base}/sla`, member)).body.observed_p99_us).toBeGreaterThan(0);
   });
 
-  // cluster: a rebuild's answer is a stats read made after every replica was asked to rebuild
-  // (cluster/router.ts), by when a small shard may have finished: it answered `ready`, or
-  // `building` at progress 100, instead of the state at the moment the rebuild was accepted.
-  it.skipIf(onCluster)('a rebuild answers 202 building from the moment it is accepted, then ends ready', async () => {
+it('a rebuild answers 202 building from the moment it is accepted, then ends ready', async () => {
     const ds = await readyDataset({ name: 'rebuild', dim: 2 });
     const base = `/datasets/${ds.id}`;
     await call('POST', `${base}/insert`, member, { vectors: Array.from({ length: 50 }, (_, i) => ({ id: i, values: [i, 1] })) });
@@ -335,9 +322,7 @@ export function contractSuite(profile: TargetProfile, t: () => ContractTarget): 
     expect(doc.paths['/datasets/{datasetId}/schema'].patch).toBeDefined();
   });
 
-  // cluster: a node's sable_dataset_vectors are its shard replicas' engine datasets, labelled
-  // dataset="<id>:s0" (control-plane/app.ts lists the local engine's datasets), not the dataset's id.
-  it.skipIf(onCluster)('metrics count the live vectors of each dataset', async () => {
+it('metrics count the live vectors of each dataset', async () => {
     const ds = await readyDataset({ name: 'counted', dim: 2 });
     expect((await call('POST', `/datasets/${ds.id}/insert`, admin, { vectors: [{ id: 1, values: [1, 1] }] })).status).toBe(200);
     const metrics = await call('GET', '/metrics', null);
