@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
-import type { DatasetStats, Metadata, PromotionPolicy, Receipt, SlaStatus, TuningInEffect } from '../engine/index.js';
+import { fuse, type DatasetStats, type Metadata, type PromotionPolicy, type Receipt, type SlaStatus, type TuningInEffect } from '../engine/index.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
@@ -77,8 +77,10 @@ export class ClusterRouter implements ShardedVectors {
     const readWait = this.opts.readWaitMs ?? 1000;
     const perShard = await Promise.all(map.map((entry) => this.onReplica(r, entry, (calls) => calls.search(r.id, entry.shard, entry.lastSeq, request, readWait))));
     const all = perShard.flatMap((a) => a.hits);
+    const receipt = mergeReceipts(perShard.map((a) => a.receipt));
+    if (request.keyword) return { hits: fuseShards(all, request.query ? request.keyword.alpha : 0, request.topK), receipt };
     all.sort((a, b) => a.score - b.score || a.id - b.id);
-    return { hits: all.slice(0, request.topK), receipt: mergeReceipts(perShard.map((a) => a.receipt)) };
+    return { hits: all.slice(0, request.topK), receipt };
   }
 
   async point(r: DatasetRecord, id: number, withVector: boolean) {
@@ -376,4 +378,21 @@ function mergeReceipts(receipts: (Receipt | null)[]): Receipt | null {
     estimated_recall: recall,
     elapsed_us: Math.max(...all.map((x) => x.elapsed_us)),
   };
+}
+
+/**
+ * A hybrid search's hits over the shards: each shard answered its whole candidate pool (dense and
+ * keyword, fused on its own scale), and the pools are fused again here on their raw distances
+ * and BM25 scores, as one dataset fuses its pool; a shard's own normalisation (its best hit
+ * always first) would otherwise rank the shards' best hits alike. BM25's idf is still each
+ * shard's (its own documents' frequencies).
+ */
+function fuseShards(hits: ShardHit[], alpha: number, topK: number): ShardHit[] {
+  const byId = new Map(hits.map((h) => [h.id, h]));
+  const fused = fuse(
+    hits.map((h) => ({ id: h.id, dense: h.dense_score ?? Number.NaN, keyword: h.keyword_score ?? 0 })),
+    alpha,
+    topK,
+  );
+  return fused.map((f) => ({ ...byId.get(f.id)!, ...f }));
 }

@@ -194,7 +194,7 @@ export class ShardHost {
       includeMetadata: req.includeMetadata,
     };
     const { hits, receipt } = req.keyword
-      ? await ds.hybridSearch(req.query, req.keyword.text, { ...options, alpha: req.keyword.alpha }, this.opts.runner)
+      ? await ds.hybridSearch(req.query, req.keyword.text, { ...options, alpha: req.keyword.alpha, pool: true }, this.opts.runner)
       : await ds.searchDetailed(req.query!, options, this.opts.runner);
     const out: ShardHit[] = req.includeVectors ? hits.map((h) => ({ ...h, vector: ds.getVector(h.id) ?? new Float32Array(0) })) : hits;
     return { hits: out, applied: r.tailer.applied, receipt };

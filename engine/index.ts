@@ -14,6 +14,7 @@ export { SableError } from '../errors/codes.js';
 export { LOCAL_MODEL, LocalEmbeddingModel, localModelDir, localTokenizer } from './embedding/local-model.js';
 export type { WordPieceTokenizer } from './embedding/wordpiece.js';
 export { tokenize } from './keyword/tokenize.js';
+export { fuse, type FusedHit, type HybridCandidate } from './fusion.js';
 export { BM25_B, BM25_K1, bm25Idf, bm25TermScore } from './keyword/bm25-formula.js';
 export type { NativeQueryOptions, NativeResult } from './native.js';
 export * from './vocabulary.js';

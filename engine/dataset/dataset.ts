@@ -145,12 +145,14 @@ export class Dataset {
 
   /**
    * Dense plus keyword search fused on normalised scores; `alpha` 1 is pure vector, 0 pure
-   * keyword. The dense part runs as search does (here, or on `runner`'s threads).
+   * keyword. The dense part runs as search does (here, or on `runner`'s threads). With `pool`,
+   * every candidate of the pool is answered, fused, not only the best topK: a caller fusing
+   * several datasets' pools again (a cluster's shards) gets what one dataset would have fused.
    */
   hybridSearch(
     query: Float32Array | null,
     text: string,
-    opts: SearchOptions & { alpha: number },
+    opts: SearchOptions & { alpha: number; pool?: boolean },
     runner?: ShardRunner,
   ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
     return hybridSearch(this.core, query, text, opts, runner);

@@ -60,7 +60,7 @@ export async function hybridSearch(
   core: DatasetCore,
   query: Float32Array | null,
   text: string,
-  opts: SearchOptions & { alpha: number },
+  opts: SearchOptions & { alpha: number; pool?: boolean },
   runner?: ShardRunner,
 ): Promise<{ hits: (Hit & Omit<FusedHit, 'id' | 'score'>)[]; receipt: Receipt | null; keyword_candidates: number }> {
   if (!(opts.alpha >= 0 && opts.alpha <= 1)) throw invalid('alpha must be between 0 and 1');
@@ -87,7 +87,7 @@ export async function hybridSearch(
     const scores = scoreIds(core, ids, query);
     ids.forEach((id, i) => (candidates.get(id)!.dense = scores[i]));
   }
-  const fused = fuse([...candidates.values()], query ? opts.alpha : 0, topK);
+  const fused = fuse([...candidates.values()], query ? opts.alpha : 0, opts.pool ? candidates.size : topK);
   const includeMetadata = opts.includeMetadata ?? true;
   const hits = fused.map((f) => ({
     ...f,

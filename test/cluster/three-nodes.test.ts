@@ -108,6 +108,32 @@ describe('a three-node cluster', () => {
     }
   });
 
+  it('a hybrid search fuses the shards\' candidate pools as one dataset fuses its own', async () => {
+    const made = await call(0)('POST', '/datasets', { name: 'recipes', dim: 2, metric: 'cosine', hybrid: true });
+    expect(made.status).toBe(201);
+    const base = `/datasets/${made.body.id}`;
+    const recipes = [
+      { id: 1, values: [1, 0], metadata: { text: 'tomato soup with basil', kind: 'soup' } },
+      { id: 2, values: [0.9, 0.1], metadata: { text: 'creamy mushroom soup', kind: 'soup' } },
+      { id: 3, values: [0, 1], metadata: { text: 'fresh pasta with tomato sauce', kind: 'main' } },
+      { id: 4, values: [0.1, 0.9], metadata: { text: 'grilled fish', kind: 'main' } },
+    ];
+    const put = await until503Passes(() => call(1)('POST', `${base}/insert`, { vectors: recipes }));
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    // alpha 1 is pure vector: the order of the cosine distances over both shards' rows.
+    const dense = await call(2)('POST', `${base}/search`, { query: [1, 0], sparse_query: 'pasta', top_k: 4, alpha: 1 });
+    expect(dense.body.results.map((h: { id: number }) => h.id)).toEqual([1, 2, 4, 3]);
+    const fused = await call(0)('POST', `${base}/search`, { query: [1, 0], sparse_query: 'pasta tomato', top_k: 4, alpha: 0.5 });
+    const ids = fused.body.results.map((h: { id: number }) => h.id);
+    expect(ids[0]).toBe(1);
+    expect(ids.indexOf(3)).toBeLessThan(ids.indexOf(2));
+    for (let i = 1; i < fused.body.results.length; i++) expect(fused.body.results[i].score).toBeGreaterThanOrEqual(fused.body.results[i - 1].score);
+    const words = await call(1)('POST', `${base}/search`, { query: [1, 0], sparse_query: 'mushroom', top_k: 1, alpha: 0 });
+    expect(words.body.results[0].id).toBe(2);
+    const soups = await call(2)('POST', `${base}/search`, { query: [0, 1], sparse_query: 'tomato', filters: { kind: 'soup' }, top_k: 4 });
+    expect(soups.body.results.map((h: { id: number }) => h.id).sort()).toEqual([1, 2]);
+  });
+
   it('stats, index and settings routes answer for the whole dataset through any node', async () => {
     const stats = await call(1)('GET', `/datasets/${datasetId}/stats`);
     expect(stats.status, JSON.stringify(stats.body)).toBe(200);

@@ -245,12 +245,7 @@ export function answerSuite(profile: TargetProfile, t: () => ContractTarget): vo
     expect(bounded.at(-1)!.metadata).toMatchObject({ status: 'succeeded', partial: true });
   });
 
-  // cluster: the follow-up answered from the orbit guide instead of 'paraffin' (1 run in 4): its
-  // chunks came back with fused scores normalised per shard, each shard's best at 0, so the
-  // orbit guide's best chunk (score 0) tied the lighthouse chunk (score 0) in the router's merge
-  // and came first. The same fusion across shards reorders a pure dense search (alpha 1):
-  // [1, 4, 2, 3] where test/retrieval/http-hybrid.test.ts expects [1, 2, 4, 3].
-  it.skipIf(onCluster)('keeps sessions: messages in order, the session scope, the exchange and its trace appended by a query; another organization sees none', async () => {
+it('keeps sessions: messages in order, the session scope, the exchange and its trace appended by a query; another organization sees none', async () => {
     const created = await api.call('POST', '/intelligence/sessions', { title: 'Lighthouse chat', workspace_id: 'ws-1', dataset_id: docs, metadata: { user: 'ada' } });
     expect(created.status).toBe(201);
     const s = created.body;
