@@ -14,7 +14,7 @@ import { Engine } from '../../dist/engine/index.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool } from '../../dist/outbound/postgres/pool.js';
 import { startPostgres, type LocalPostgres } from '../../testkit/postgres.js';
-import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
+import { startCluster, until, until503Passes, type TestCluster } from '../support/cluster.js';
 
 const DIM = 8;
 
@@ -24,16 +24,6 @@ function vector(id: number): number[] {
 
 function l2(a: number[], b: number[]): number {
   return a.reduce((s, x, j) => s + (x - b[j]!) ** 2, 0);
-}
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
 }
 
 describe('a shard snapshot file', () => {

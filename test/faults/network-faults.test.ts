@@ -13,7 +13,7 @@
 //     load and catches up once object storage is back; no acknowledged write is lost.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
+import { startCluster, until, until503Passes, type TestCluster } from '../support/cluster.js';
 import { Firewall, firewallMissing } from './firewall.js';
 import { Acked, checkAcked, DIM, load, sleep, vector } from './load.js';
 
@@ -24,16 +24,6 @@ let cluster: TestCluster;
 let fw: Firewall;
 let db: pg.Client;
 let datasetId = '';
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 const healthOf = async (i: number) => (await (await fetch(`${cluster.nodes[i]!.url}/healthz`, { signal: AbortSignal.timeout(3000) })).json()).cluster;
 

@@ -104,3 +104,14 @@ export async function until503Passes(fn: () => Promise<{ status: number; body: a
     await new Promise((res) => setTimeout(res, 100));
   }
 }
+
+/** Resolves with what `fn` answers once it is truthy (a failed call counts as not yet), polling every 150 ms for at most `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => null);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
