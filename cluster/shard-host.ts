@@ -165,11 +165,6 @@ export class ShardHost {
     return [...this.replicas.values()].map((r) => ({ dataset: r.dataset, shard: r.shard, state: r.state, applied: r.tailer.applied, snapshot_seq: r.snapshotSeq }));
   }
 
-  /** Resolves once no snapshot is being taken here (tests and the bench). */
-  async snapshotsSettled(): Promise<void> {
-    await this.snapshotting;
-  }
-
   /** Waits until the replica applied `seq`: the writer's ack (and what a delete removed). */
   async sync(dataset: string, shard: number, seq: number, timeoutMs: number): Promise<{ applied: number; result: number | null }> {
     const r = this.serving(dataset, shard);
