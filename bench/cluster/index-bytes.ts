@@ -2,12 +2,11 @@
  * Inputs of docs/capacity.md: what one vector costs an embedded dataset (a shard replica is one),
  * by index type and dimension, in memory and on disk, and what a search costs one thread.
  *
- *   node dist/bench/cluster/index-bytes.js [--small=10000] [--large=30000] [--dims=768,1536] [--queries=200]
+ *   node dist/bench/cluster/index-bytes.js [--small=10000] [--large=30000] [--dims=768,1536,1536i] [--queries=200]
  *
  * For each dimension and index type (sable, ivf, hnsw, flat; cosine, engine defaults) a durable
  * engine in a temporary directory loads `small` then, in a fresh process, `large` vectors of the
- * bench's synthetic clustered set (bench/ann/datasets.ts; 1536-d rows are two 768-d points side
- * by side), flushes into one sealed partition and waits for the index. Per vector = the
+ * bench's synthetic clustered set (bench/ann/datasets.ts; 1536-d rows: see rows()), flushes into one sealed partition and waits for the index. Per vector = the
  * difference between the two sizes over the rows added, so fixed costs (centroids, LMDB pages,
  * the process) drop out. Read: stats().memory_bytes (the engine's own accounting of segment
  * memory), anonymous RSS growth (RssAnon, after a GC), LMDB's sable.mdb blocks and the
@@ -23,6 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexType } from '../../engine/index.js';
 import { SyntheticGenerator } from '../ann/datasets.js';
+import { Rng } from '../../testkit/rng.js';
 import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { loadSable } from '../ann/libs/sable.js';
@@ -38,6 +38,8 @@ interface One {
   file?: string;
   /** Search passes (best of); default 3. */
   passes?: number;
+  /** How 1536-d rows are made (see rows()). */
+  halves?: Halves;
 }
 
 interface Measured extends One {
@@ -61,17 +63,38 @@ function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-/** `count` rows of `dim` (768 or a multiple): 768-d points of streams 0, 2, 4... side by side. */
-function rows(gen: SyntheticGenerator, dim: number, stream: number, count: number): Float32Array {
-  const parts = dim / 768;
+/**
+ * `count` rows of `dim` (768 or 1536). 1536-d rows are a 768-d point x beside a second half:
+ * `same`, a fixed signed permutation of x (an orthogonal map: the neighbours of the 768-d set,
+ * twice the dimension, so what the dimension alone costs); `independent`, another point of the
+ * generator (two independent clustered halves: a set of higher intrinsic dimension, harder).
+ */
+function rows(gen: SyntheticGenerator, dim: number, stream: number, count: number, halves: Halves = 'same'): Float32Array {
   const out = new Float32Array(count * dim);
   const part = new Float32Array(count * 768);
-  for (let k = 0; k < parts; k++) {
-    gen.fill(part, stream + 2 * k, 0, count);
-    for (let i = 0; i < count; i++) out.set(part.subarray(i * 768, (i + 1) * 768), i * dim + k * 768);
+  gen.fill(part, stream, 0, count);
+  if (dim === 768) return part;
+  if (dim !== 1536) throw new Error(`dim ${dim}: 768 or 1536`);
+  const second = new Float32Array(count * 768);
+  if (halves === 'independent') gen.fill(second, stream + 2, 0, count);
+  else {
+    const rng = new Rng(1536);
+    const perm = Array.from({ length: 768 }, (_, i) => i);
+    for (let i = 767; i > 0; i--) {
+      const j = Math.floor(rng.next() * (i + 1));
+      [perm[i], perm[j]] = [perm[j]!, perm[i]!];
+    }
+    const sign = Array.from({ length: 768 }, () => (rng.next() < 0.5 ? -1 : 1));
+    for (let i = 0; i < count; i++) for (let d = 0; d < 768; d++) second[i * 768 + d] = sign[d]! * part[i * 768 + perm[d]!]!;
+  }
+  for (let i = 0; i < count; i++) {
+    out.set(part.subarray(i * 768, (i + 1) * 768), i * dim);
+    out.set(second.subarray(i * 768, (i + 1) * 768), i * dim + 768);
   }
   return out;
 }
+
+type Halves = 'same' | 'independent';
 
 /** Allocated bytes of a file (sparse LMDB maps count only what is written). */
 function blocks(path: string): number {
@@ -90,8 +113,8 @@ async function measureOne(o: One): Promise<Measured> {
     data = all.subarray(0, o.n * o.dim);
     queries = all.subarray(total * o.dim);
   } else {
-    data = rows(gen, o.dim, 0, o.n);
-    queries = rows(gen, o.dim, 1, o.queries);
+    data = rows(gen, o.dim, 0, o.n, o.halves);
+    queries = rows(gen, o.dim, 1, o.queries, o.halves);
   }
   const dir = mkdtempSync(join(tmpdir(), 'sable-capacity-'));
   try {
@@ -227,18 +250,22 @@ async function main(): Promise<void> {
   const small = Number(args.small ?? 10_000);
   const large = Number(args.large ?? 30_000);
   const nq = Number(args.queries ?? 200);
-  const dims = (args.dims ?? '768,1536').split(',').map(Number);
+  // 1536: the 768-d set's neighbours at twice the dimension; 1536i: two independent halves.
+  const dims = (args.dims ?? '768,1536,1536i').split(',');
   const t0 = performance.now();
   const load0 = loadavg()[0]!;
   const lines: string[] = [];
-  for (const dim of dims) {
+  for (const label of dims) {
+    const dim = parseInt(label, 10);
+    const halves: Halves = label.endsWith('i') ? 'independent' : 'same';
     let exact: number[][] | undefined;
     for (const type of TYPES) {
-      const a = inChild({ dim, type, n: small, queries: 0 });
-      const b = inChild({ dim, type, n: large, queries: nq });
+      const a = inChild({ dim, type, n: small, queries: 0, halves });
+      const b = inChild({ dim, type, n: large, queries: nq, halves });
       if (type === 'flat') exact = b.top;
       const per = (k: keyof Measured) => ((b[k] as number) - (a[k] as number)) / (large - small);
-      const line = `| ${dim} | ${type} | ${per('memoryBytes').toFixed(0)} | ${per('anonBytes').toFixed(0)} | ${per('lmdbBytes').toFixed(0)} | ${per('segBytes').toFixed(0)} | ${b.partitions} | ${b.buildSeconds.toFixed(1)} | ${b.qps!.toFixed(0)} | ${recall(b.top!, exact!).toFixed(3)} |`;
+      const name = dim === 768 ? '768' : halves === 'same' ? '1536 (x, Px)' : '1536 (two points)';
+      const line = `| ${name} | ${type} | ${per('memoryBytes').toFixed(0)} | ${per('anonBytes').toFixed(0)} | ${per('lmdbBytes').toFixed(0)} | ${per('segBytes').toFixed(0)} | ${b.partitions} | ${b.buildSeconds.toFixed(1)} | ${b.qps!.toFixed(0)} | ${recall(b.top!, exact!).toFixed(3)} |`;
       console.error(line);
       lines.push(line);
     }
@@ -247,7 +274,7 @@ async function main(): Promise<void> {
   const table = [
     `## Bytes per vector and one-thread search (\`node dist/bench/cluster/index-bytes.js --small=${small} --large=${large} --queries=${nq}\`)`,
     '',
-    `Commit ${gitCommit()}; ${cpu.model}, ${cpu.cores} shared cores (load ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end); Node ${process.version}; ${((performance.now() - t0) / 1000).toFixed(0)} s. Synthetic clustered vectors (bench/ann/datasets.ts), cosine, engine defaults, one sealed partition. Bytes per vector = (figure at ${large} − figure at ${small}) / ${large - small}, each size in a fresh process. QPS: ${nq} queries in one searchBatch, one thread, best of 3, at ${large} rows; recall@10 against the flat index's answers.`,
+    `Commit ${gitCommit()}; ${cpu.model}, ${cpu.cores} shared cores (load ${load0.toFixed(2)} at start, ${loadavg()[0]!.toFixed(2)} at end); Node ${process.version}; ${((performance.now() - t0) / 1000).toFixed(0)} s. Synthetic clustered vectors (bench/ann/datasets.ts), cosine. 1536 (x, Px): a 768-d point beside a fixed signed permutation of itself (the 768-d set's neighbours at twice the dimension: what the dimension alone costs); 1536 (two points): two independent 768-d points side by side (a set of higher intrinsic dimension, harder for any index). Engine defaults, one sealed partition. Bytes per vector = (figure at ${large} − figure at ${small}) / ${large - small}, each size in a fresh process. QPS: ${nq} queries in one searchBatch, one thread, best of 3, at ${large} rows; recall@10 against the flat index's answers.`,
     '',
     '| dim | index | stats().memory_bytes / vector | anon RSS / vector | LMDB sable.mdb / vector | snapshot .seg / vector | partitions | build s (large) | QPS 1 thread (large) | recall@10 vs flat |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
