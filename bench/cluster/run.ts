@@ -124,6 +124,79 @@ async function measure(setup: string, calls: ReturnType<typeof caller>[], datase
   };
 }
 
+interface Failover {
+  loadSeconds: number;
+  failoverMs: number;
+  /** From the kill to the first replacement replica placed; -1 when none was seen. */
+  placedMs: number;
+  /** From the placement to every shard with 2 in-sync replicas again. */
+  catchupMs: number;
+  /** The last snapshot a node took before the kill (the snapshot path only). */
+  snapshot: { rows: number; bytes: number; heldMs: number; totalMs: number } | null;
+}
+
+/**
+ * Loads `count` vectors into a new dataset, kills a node holding replicas of it, and times the
+ * first search through a survivor and the replacement replicas' catch-up. With `snapshots`, it
+ * first waits until every shard has a snapshot of most of its log.
+ */
+async function failover(c: { started: Served[]; calls: ReturnType<typeof caller>[]; url: string }, count: number, rng: Rng, snapshots = false): Promise<Failover> {
+  const big = await must(c.calls[0]!, 'POST', '/datasets', { name: 'catchup', dim: DIM, metric: 'l2' });
+  const loadStart = performance.now();
+  for (let start = 0; start < count; start += 1000) {
+    const batch = vectors(rng, Math.min(1000, count - start)).map((values, i) => ({ id: start + i + 1, values }));
+    await must(c.calls[start % 3]!, 'POST', `/datasets/${big.id}/insert`, { vectors: batch });
+  }
+  const loadSeconds = (performance.now() - loadStart) / 1000;
+  const watch = new pg.Pool({ connectionString: c.url, max: 1 });
+  try {
+    let snapshot: Failover['snapshot'] = null;
+    if (snapshots) {
+      // Most of each shard's log is in its newest snapshot: a replacement replays the rest only.
+      for (let waited = 0; waited < 120_000; waited += 200) {
+        const { rows } = await watch.query<{ ok: boolean }>(
+          `SELECT bool_and(s.seq >= h.last_seq * 0.8) AS ok FROM shard_heads h LEFT JOIN LATERAL (SELECT max(seq) AS seq FROM shard_snapshots x WHERE x.dataset = h.dataset AND x.shard = h.shard) s ON true WHERE h.dataset = $1`,
+          [big.id],
+        );
+        if (rows[0]?.ok) break;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      for (const n of c.started) {
+        const health = await (await fetch(`${n.url}/healthz`)).json() as { cluster?: { last_snapshot?: Failover['snapshot'] & { dataset: string } } };
+        const taken = health.cluster?.last_snapshot;
+        if (taken && taken.dataset === big.id && (!snapshot || taken.rows > snapshot.rows)) snapshot = { rows: taken.rows, bytes: taken.bytes, heldMs: taken.heldMs, totalMs: taken.totalMs };
+      }
+    }
+    const holders = (await watch.query<{ node: string }>(`SELECT DISTINCT node FROM shard_replicas WHERE dataset = $1 AND state = 'active' ORDER BY node`, [big.id])).rows.map((r) => r.node);
+    const victim = Number(holders[0]!.slice(1)) - 1;
+    const survivors = [0, 1, 2].filter((i) => i !== victim);
+    const query = vectors(rng, 1)[0];
+    const killedAt = performance.now();
+    c.started[victim]!.child.kill('SIGKILL');
+    await c.started[victim]!.exited;
+    let failoverMs = -1;
+    for (let k = 0; failoverMs < 0 && performance.now() - killedAt < 60_000; k++) {
+      const r = await c.calls[survivors[k % 2]!]!('POST', `/datasets/${big.id}/search`, { query, top_k: 10 });
+      if (r.status === 200) failoverMs = performance.now() - killedAt;
+      else await new Promise((res) => setTimeout(res, 20));
+    }
+    // The replacement: active replicas of every shard on the two survivors.
+    let catchupMs = -1;
+    const settings = (await watch.query<{ shards: number }>('SELECT shards FROM cluster_datasets WHERE dataset = $1', [big.id])).rows[0]!;
+    let placedAt = -1;
+    while (catchupMs < 0 && performance.now() - killedAt < 300_000) {
+      const { rows: r } = await watch.query<{ shard: number; node: string; state: string }>(`SELECT shard, node, state FROM shard_replicas WHERE dataset = $1 AND state <> 'dropped' AND node <> $2`, [big.id, `n${victim + 1}`]);
+      if (placedAt < 0 && r.some((x) => x.state === 'initializing')) placedAt = performance.now();
+      const full = Array.from({ length: settings.shards }, (_, s) => r.filter((x) => x.shard === s && x.state === 'active').length >= 2).every(Boolean);
+      if (full) catchupMs = performance.now() - (placedAt < 0 ? killedAt : placedAt);
+      else await new Promise((res) => setTimeout(res, 50));
+    }
+    return { loadSeconds, failoverMs, placedMs: placedAt < 0 ? -1 : placedAt - killedAt, catchupMs, snapshot };
+  } finally {
+    await watch.end();
+  }
+}
+
 async function main(): Promise<void> {
   const o = parse(process.argv.slice(2));
   const rng = new Rng(20261127);
@@ -145,7 +218,7 @@ async function main(): Promise<void> {
     [pgServer, s3] = await Promise.all([startPostgres(), startS3('sable')]);
     const admin = new pg.Pool({ connectionString: pgServer.url, max: 1 });
     let db = 0;
-    const clusterOf = async (count: number, shards: number, replicas: number) => {
+    const clusterOf = async (count: number, shards: number, replicas: number, extra: Record<string, string> = {}) => {
       // Each setup on a database of its own: nothing carries over from the previous one.
       const name = `bench${++db}`;
       await admin.query(`CREATE DATABASE ${name}`);
@@ -162,6 +235,7 @@ async function main(): Promise<void> {
         SABLE_REPLICAS: String(replicas),
         SABLE_NODE_LEASE_MS: '3000',
         SABLE_REPLICA_GRACE_MS: '1000',
+        ...extra,
       };
       const started: Served[] = [];
       for (let i = 0; i < count; i++) {
@@ -185,40 +259,15 @@ async function main(): Promise<void> {
     rows.push(await measure('cluster, 3 nodes (2 shards x 2 replicas)', three.calls, ds.id, o.vectors, o.queries, rng));
     console.error(`bench:cluster: ${JSON.stringify(rows.at(-1))}`);
 
-    // Catch-up and failover: one shard of `catchup` vectors on 2 of the 3 nodes.
-    const big = await must(three.calls[0]!, 'POST', '/datasets', { name: 'catchup', dim: DIM, metric: 'l2' });
-    const loadStart = performance.now();
-    for (let start = 0; start < o.catchup; start += 1000) {
-      const batch = vectors(rng, Math.min(1000, o.catchup - start)).map((values, i) => ({ id: start + i + 1, values }));
-      await must(three.calls[start % 3]!, 'POST', `/datasets/${big.id}/insert`, { vectors: batch });
-    }
-    const loadSeconds = (performance.now() - loadStart) / 1000;
-    const watch = new pg.Pool({ connectionString: three.url, max: 1 });
-    const holders = (await watch.query<{ node: string }>(`SELECT DISTINCT node FROM shard_replicas WHERE dataset = $1 AND state = 'active' ORDER BY node`, [big.id])).rows.map((r) => r.node);
-    const victim = Number(holders[0]!.slice(1)) - 1;
-    const survivors = [0, 1, 2].filter((i) => i !== victim);
-    const query = vectors(rng, 1)[0];
-    const killedAt = performance.now();
-    three.started[victim]!.child.kill('SIGKILL');
-    await three.started[victim]!.exited;
-    let failoverMs = -1;
-    for (let k = 0; failoverMs < 0 && performance.now() - killedAt < 60_000; k++) {
-      const r = await three.calls[survivors[k % 2]!]!('POST', `/datasets/${big.id}/search`, { query, top_k: 10 });
-      if (r.status === 200) failoverMs = performance.now() - killedAt;
-      else await new Promise((res) => setTimeout(res, 20));
-    }
-    // The replacement: active replicas of every shard on the two survivors.
-    let catchupMs = -1;
-    const settings = (await watch.query<{ shards: number }>('SELECT shards FROM cluster_datasets WHERE dataset = $1', [big.id])).rows[0]!;
-    let placedAt = -1;
-    while (catchupMs < 0 && performance.now() - killedAt < 300_000) {
-      const { rows: r } = await watch.query<{ shard: number; node: string; state: string }>(`SELECT shard, node, state FROM shard_replicas WHERE dataset = $1 AND state <> 'dropped' AND node <> $2`, [big.id, `n${victim + 1}`]);
-      if (placedAt < 0 && r.some((x) => x.state === 'initializing')) placedAt = performance.now();
-      const full = Array.from({ length: settings.shards }, (_, s) => r.filter((x) => x.shard === s && x.state === 'active').length >= 2).every(Boolean);
-      if (full) catchupMs = performance.now() - (placedAt < 0 ? killedAt : placedAt);
-      else await new Promise((res) => setTimeout(res, 50));
-    }
-    await watch.end();
+    const byLog = await failover(three, o.catchup, rng);
+    console.error(`bench:cluster: ${JSON.stringify(byLog)}`);
+    for (const n of three.started) await n.stop('SIGKILL').catch(() => {});
+    nodes.length = 0;
+    // The same on nodes that snapshot each shard every 40 log entries: a replacement loads the
+    // newest snapshot and applies the log after it.
+    const snapped = await clusterOf(3, 2, 2, { SABLE_SNAPSHOT_ENTRIES: '40' });
+    const bySnapshot = await failover(snapped, o.catchup, rng, true);
+    console.error(`bench:cluster: ${JSON.stringify(bySnapshot)}`);
     await admin.end();
 
     const table = [
@@ -237,10 +286,11 @@ async function main(): Promise<void> {
       '',
       ...table,
       '',
-      `Failover and catch-up (3 nodes, ${o.catchup} vectors loaded in ${loadSeconds.toFixed(1)} s, 2 shards x 2 replicas, lease 3 s, grace 1 s):`,
+      `Failover and catch-up (3 nodes, ${o.catchup} vectors loaded in upserts of 1000, 2 shards x 2 replicas, lease 3 s, grace 1 s):`,
       '',
-      `- kill -9 of node n${victim + 1} to the first successful search through a survivor: ${failoverMs.toFixed(0)} ms`,
-      `- a replacement replica placed to all shards in sync again (log replayed on the survivor): ${catchupMs < 0 ? 'not reached in 300 s' : `${(catchupMs / 1000).toFixed(2)} s`}${placedAt >= 0 ? ` (placed ${((placedAt - killedAt) / 1000).toFixed(2)} s after the kill)` : ''}`,
+      '| replicas built from | load (s) | kill -9 to a search through a survivor | placed after the kill | placed to every shard in sync | snapshot taken (rows, MB, replica held, whole) |',
+      '|---|---|---|---|---|---|',
+      ...[byLog, bySnapshot].map((f) => `| ${f.snapshot ? 'the newest snapshot + the log after it' : 'the whole log'} | ${f.loadSeconds.toFixed(1)} | ${f.failoverMs.toFixed(0)} ms | ${f.placedMs < 0 ? '-' : `${(f.placedMs / 1000).toFixed(2)} s`} | ${f.catchupMs < 0 ? 'not reached in 300 s' : `${(f.catchupMs / 1000).toFixed(2)} s`} | ${f.snapshot ? `${f.snapshot.rows} rows, ${(f.snapshot.bytes / 1e6).toFixed(1)} MB, ${f.snapshot.heldMs.toFixed(0)} ms, ${f.snapshot.totalMs.toFixed(0)} ms` : '-'} |`),
       '',
     ].join('\n');
     const out = join(paths.root, 'bench', 'results', 'cluster.md');
