@@ -24,6 +24,7 @@ import type { CapturedChange, CatalogChange, CatalogJournal, ControlDatabase, Co
 import { SableError } from '../errors/codes.js';
 import type { Pool, PoolClient } from '../outbound/postgres/pool.js';
 import type { Notifications } from './notifications.js';
+import { Coalesced } from './coalesced.js';
 
 export const CATALOG_CHANNEL = 'sable_catalog';
 
@@ -176,21 +177,9 @@ export class CatalogLog implements CatalogJournal {
    * Rejects with vecstack_router_failed (503) when the database cannot be reached.
    */
   fresh(): Promise<void> {
-    if (this.barrierQueued) return this.barrierQueued;
-    const begin = (): Promise<void> => {
-      this.barrierQueued = null;
-      const run = this.sync().catch((err: unknown) => {
-        throw err instanceof SableError ? err : unavailable(err);
-      });
-      this.barrierInFlight = run;
-      void run.catch(() => {}).finally(() => {
-        if (this.barrierInFlight === run) this.barrierInFlight = null;
-      });
-      return run;
-    };
-    if (!this.barrierInFlight) return begin();
-    return (this.barrierQueued = this.barrierInFlight.catch(() => {}).then(begin));
+    return this.barrier.next();
   }
+
 
   staged(seq: number, changes: readonly CapturedChange[]): void {
     void this.meta.put('pending', { seq, undo: encodeChanges(undoOf(changes)) });
@@ -251,8 +240,11 @@ export class CatalogLog implements CatalogJournal {
     });
   }
 
-  private barrierInFlight: Promise<void> | null = null;
-  private barrierQueued: Promise<void> | null = null;
+  private readonly barrier = new Coalesced(() =>
+    this.sync().catch((err: unknown) => {
+      throw err instanceof SableError ? err : unavailable(err);
+    }),
+  );
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);

@@ -32,6 +32,7 @@ import type { Pool } from '../outbound/postgres/pool.js';
 import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
 import type { RowsQuery } from './replica-wire.js';
+import { Coalesced } from './coalesced.js';
 import { HttpReplica, type ReplicaCalls } from './replica-client.js';
 import { clusterDataset, demote, shardMap, type ClusterDatasetSettings, type ShardMapEntry, type ShardReplica } from './replica-state.js';
 import { appendWrite, splitByShard, type LogEntry } from './shard-log.js';
@@ -56,6 +57,7 @@ export interface ClusterRouterOptions {
 export class ClusterRouter implements ShardedVectors {
   private readonly settingsCache = new Map<string, ClusterDatasetSettings>();
   private readonly remotes = new Map<string, HttpReplica>();
+  private readonly mapReads = new Map<string, Coalesced<ShardMapEntry[]>>();
 
   constructor(private readonly opts: ClusterRouterOptions) {}
 
@@ -293,8 +295,15 @@ export class ClusterRouter implements ShardedVectors {
     return s;
   }
 
+  /**
+   * The dataset's shard map and heads, read after the call (a search's read-your-writes, a
+   * write's replicas): concurrent callers share reads, so a busy node asks once per round trip,
+   * not once per request. Callers do not change what they get (it is shared).
+   */
   private async map(r: DatasetRecord): Promise<ShardMapEntry[]> {
-    const map = await this.query(() => shardMap(this.opts.pool, r.id));
+    let reads = this.mapReads.get(r.id);
+    if (!reads) this.mapReads.set(r.id, (reads = new Coalesced(() => shardMap(this.opts.pool, r.id))));
+    const map = await this.query(() => reads.next());
     if (map.length === 0) throw new SableError('dataset_not_ready', `dataset ${r.id} has no shards yet; retry shortly`, { retryAfterSeconds: 1 });
     return map;
   }
