@@ -42,6 +42,14 @@ export interface ObjectStore {
    * SizeMismatch, storing nothing, when the stream is not exactly `size.exact` bytes or exceeds
    * `size.max`. */
   put(key: string, stream: Readable, size: ByteLimit, contentType: string): Promise<number>;
+  /**
+   * Stores a file already on local disk (`size` bytes) without copying it to a spool first:
+   * object storage takes one PUT for a small file and a multipart upload, retried part by part,
+   * for a large one (S3 caps one PUT at 5 GiB). The caller keeps, and deletes, its file; it must
+   * not change while this runs (the local store may hard-link it). Rejects with SizeMismatch,
+   * storing nothing, when the file is not `size` bytes.
+   */
+  putFile(key: string, path: string, size: number, contentType: string): Promise<void>;
   /** Size of a stored object, or null when there is none. */
   size(key: string): Promise<number | null>;
   stage(key: string): Promise<StagedFile>;

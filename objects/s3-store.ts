@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { failure, S3CallError, S3Client, text } from '../outbound/s3-client.js';
+import { uploadFile, type FileUploadOptions } from '../outbound/s3-multipart.js';
 import { objectPath, presign } from '../outbound/sigv4.js';
 import { SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
 
@@ -30,7 +31,8 @@ export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
 
-  constructor(private readonly s3: S3Settings, private readonly stagingDir: string) {
+  /** `upload`: part size, threshold and retries of `putFile` (tests shrink them). */
+  constructor(private readonly s3: S3Settings, private readonly stagingDir: string, private readonly upload: FileUploadOptions = {}) {
     this.client = new S3Client(s3);
   }
 
@@ -65,6 +67,12 @@ export class S3ObjectStore implements ObjectStore {
     } finally {
       await rm(spool, { force: true });
     }
+  }
+
+  async putFile(key: string, path: string, size: number, contentType: string): Promise<void> {
+    const actual = (await stat(path)).size;
+    if (actual !== size) throw new SizeMismatch(actual, { exact: size });
+    await uploadFile(this.client, this.keyOf(key), path, size, contentType, this.upload);
   }
 
   async size(key: string): Promise<number | null> {
@@ -106,7 +114,11 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private path(key: string): string {
-    return objectPath(this.s3.bucket, this.s3.prefix ? `${this.s3.prefix}/${key}` : key);
+    return objectPath(this.s3.bucket, this.keyOf(key));
+  }
+
+  private keyOf(key: string): string {
+    return this.s3.prefix ? `${this.s3.prefix}/${key}` : key;
   }
 
   private async spoolFile(): Promise<string> {
@@ -115,7 +127,7 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   private send(method: string, key: string, headers: Record<string, string> = {}, body?: Readable): Promise<IncomingMessage> {
-    return this.client.send(method, this.s3.prefix ? `${this.s3.prefix}/${key}` : key, { headers, body });
+    return this.client.send(method, this.keyOf(key), { headers, body });
   }
 }
 

@@ -60,8 +60,11 @@ export class S3Client {
       const req = request(url, { method, headers: signed, timeout: this.timeoutMs, signal: o.signal, ...(this.opts.lookup ? { lookup: this.opts.lookup } : {}) }, resolve);
       req.on('timeout', () => req.destroy(new S3CallError(`${what}: ${t.endpoint} did not answer in ${Math.round(this.timeoutMs / 1000)} s`)));
       req.on('error', (e) => reject(e instanceof S3CallError ? e : new S3CallError(`${what}: cannot reach ${t.endpoint}: ${e.message}`, undefined, (e as NodeJS.ErrnoException).code)));
-      if (o.body) o.body.pipe(req);
-      else req.end();
+      if (o.body) {
+        // A body that fails to read (a file gone, say) ends the request instead of leaving it waiting.
+        o.body.once('error', (e) => req.destroy(new S3CallError(`${what}: reading the body failed: ${e.message}`, undefined, 'BODY')));
+        o.body.pipe(req);
+      } else req.end();
     });
   }
 
