@@ -25,7 +25,7 @@ import { cpuInfo, gitCommit } from '../ann/env.js';
 import { paths } from '../ann/paths.js';
 import { percentiles } from '../http/stats.js';
 import type { ClientName, Command, OpResult, Source } from './child.js';
-import { CutProxy } from './cut-proxy.js';
+import { CutProxy } from '../../testkit/cut-proxy.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -455,7 +455,7 @@ async function main(): Promise<void> {
     '',
     '## A connection cut mid-transfer',
     '',
-    'A TCP front (`bench/s3/cut-proxy.ts`) between a fresh client process and the server resets the connection once 1 MiB has passed in the direction named; the object is then checked through a direct client. Hand-written: no retry. SDK: its default standard retry strategy (3 attempts).',
+    'A TCP front (`testkit/cut-proxy.ts`) between a fresh client process and the server resets the connection once 1 MiB has passed in the direction named; the object is then checked through a direct client. Hand-written: no retry. SDK: its default standard retry strategy (3 attempts).',
     '',
     '| case | hand-written | SDK |',
     '| --- | --- | --- |',
