@@ -154,8 +154,11 @@ async function retried<T>(what: string, o: { attempts: number; backoffMs: number
     try {
       return await call();
     } catch (e) {
-      if (!retryable(e) || o.signal?.aborted) throw e;
-      if (attempt >= o.attempts) throw new S3CallError(`${(e as Error).message} (${what}: ${attempt} attempts)`, (e as S3CallError).status, (e as S3CallError).code);
+      if (!retryable(e) || o.signal?.aborted || attempt >= o.attempts) {
+        const message = e instanceof Error ? e.message : String(e);
+        if (attempt > 1) throw new S3CallError(`${what} failed after ${attempt} attempts: ${message}`, (e as S3CallError).status, (e as S3CallError).code);
+        throw e instanceof S3CallError && message.startsWith(what) ? e : new S3CallError(`${what}: ${message}`, (e as S3CallError).status, (e as S3CallError).code);
+      }
       const asked = (e as RetryableAnswer).retryAfterMs ?? 0;
       const backoff = o.backoffMs * 4 ** (attempt - 1) * (0.75 + Math.random() / 2);
       await sleep(Math.min(Math.max(asked, backoff), 30_000), o.signal);

@@ -13,6 +13,7 @@ import { LocalObjectStore } from '../../dist/objects/local-store.js';
 import { S3ObjectStore, type S3Settings } from '../../dist/objects/s3-store.js';
 import { UploadSigner } from '../../dist/objects/signer.js';
 import { S3CallError, S3Client, text } from '../../dist/outbound/s3-client.js';
+import { partSizeFor } from '../../dist/outbound/s3-multipart.js';
 import { CutProxy } from '../../testkit/cut-proxy.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 
@@ -105,7 +106,7 @@ describe('putFile: multipart uploads with per-part retries', () => {
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(S3CallError);
-      expect((err as Error).message).toMatch(/^PUT cluster\/snap\/lost: cannot reach .*\(multipart upload of cluster\/snap\/lost \(4 parts of 5 MiB\): part \d: 3 attempts\); the upload was aborted$/);
+      expect((err as Error).message).toMatch(/^multipart upload of cluster\/snap\/lost \(4 parts of 5 MiB\): part \d failed after 3 attempts: PUT cluster\/snap\/lost: cannot reach .*; the upload was aborted$/);
     } finally {
       proxy.disarm();
     }
@@ -113,6 +114,13 @@ describe('putFile: multipart uploads with per-part retries', () => {
     expect(calls.filter((r) => r.startsWith('PUT')).length).toBe(4 * 3); // 4 workers, each one part tried 3 times
     expect(calls.filter((r) => /^DELETE \S+\?uploadId=/.test(r))).toHaveLength(1);
     expect(await openUploads()).toEqual([]);
+    // The peer answers these two calls itself, after s3rver's own signature check.
+    const stranger = new S3Client({ endpoint: s3.endpoint, bucket: BUCKET, region: 'us-east-1', accessKeyId: S3_KEY, secretAccessKey: 'not-the-secret' });
+    for (const [method, key, query] of [['GET', '', [['uploads', '']]], ['DELETE', 'cluster/snap/lost', [['uploadId', '0123456789abcdef']]]] as const) {
+      const res = await stranger.send(method, key, { query: query.map(([k, v]) => [k, v] as [string, string]) });
+      res.resume();
+      expect(res.statusCode).toBe(403);
+    }
     const uploadsDir = join(s3.directory, BUCKET, '._S3rver_uploads');
     expect(existsSync(uploadsDir) ? readdirSync(uploadsDir) : []).toEqual([]);
     expect(await direct.size('snap/lost')).toBeNull();
@@ -155,6 +163,14 @@ describe('putFile: multipart uploads with per-part retries', () => {
   it('refuses a file that is not the size declared, storing nothing', async () => {
     await expect(viaProxy.putFile('snap/short', small, MiB + 8, 'application/octet-stream')).rejects.toBeInstanceOf(SizeMismatch);
     expect(await direct.size('snap/short')).toBeNull();
+  });
+
+  it('grows the part size so that no file needs more than 10,000 parts, and refuses what S3 cannot hold', () => {
+    expect(partSizeFor(96e9)).toBe(64 * MiB); // 1,431 parts
+    expect(partSizeFor(1e12)).toBe(96 * MiB); // 9,934 parts
+    expect(Math.ceil(1e12 / partSizeFor(1e12))).toBeLessThanOrEqual(10_000);
+    expect(partSizeFor(20 * MiB, MiB)).toBe(5 * MiB); // S3's floor
+    expect(() => partSizeFor(60 * 1024 ** 4)).toThrow(S3CallError); // over 10,000 parts of 5 GiB
   });
 
   it('the local store keeps its own copy: the caller deletes its file after', async () => {
