@@ -10,7 +10,7 @@
  * the renewal was sent, which is no later than the database's now() of that renewal: the node
  * stops first, give or take clock rate drift, which the margin covers.
  */
-import type { Pool } from '../outbound/postgres/pool.js';
+import { withTransaction, type Pool } from '../outbound/postgres/pool.js';
 import { checkLeaseMs } from './leases.js';
 
 export type NodeRole = 'api' | 'search' | 'worker';
@@ -56,14 +56,20 @@ export async function registerNode(pool: Pool, node: NodeRegistration, leaseMs: 
 /**
  * Renews the node's lease to now() + leaseMs. False when the node has no row (it was removed):
  * it must register again.
+ *
+ * The renewal commits locally (synchronous_commit = local): with synchronous replication and its
+ * standby lost, every commit waits for one to come back, and a node whose renewals waited would
+ * stop serving reads too. A renewal a failover loses only makes the node look dead earlier on the
+ * new primary, which the controller's grace covers; the data writes stay synchronous.
  */
 export async function heartbeat(pool: Pool, nodeId: string, leaseMs: number): Promise<boolean> {
   checkLeaseMs(leaseMs);
-  const { rowCount } = await pool.query(`UPDATE nodes SET lease_until = now() + $2::double precision * interval '1 millisecond' WHERE id = $1`, [
-    nodeId,
-    leaseMs,
-  ]);
-  return (rowCount ?? 0) > 0;
+  const rowCount = await withTransaction(pool, async (client) => {
+    await client.query('SET LOCAL synchronous_commit = local');
+    const res = await client.query(`UPDATE nodes SET lease_until = now() + $2::double precision * interval '1 millisecond' WHERE id = $1`, [nodeId, leaseMs]);
+    return res.rowCount ?? 0;
+  });
+  return rowCount > 0;
 }
 
 /** The nodes whose lease has not passed on the database's clock, by id. */

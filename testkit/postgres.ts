@@ -22,6 +22,11 @@ export interface PostgresOptions {
   timeoutMs?: number;
   /** Extra server settings (`-c name=value`), over the defaults (fsync, synchronous_commit and full_page_writes off). */
   settings?: Record<string, string>;
+  /**
+   * A streaming standby of this server instead of a new cluster: its data directory is a base
+   * backup of the primary's (pg_basebackup -R), and it follows the primary's WAL from then on.
+   */
+  standbyOf?: LocalPostgres;
 }
 
 const START_ATTEMPTS = 5;
@@ -52,7 +57,11 @@ export async function startPostgres(opts: PostgresOptions = {}): Promise<LocalPo
   }
   const run = (tool: string, args: string[], ms: number) => runTool(asRoot, join(bin, tool), args, dir, ms);
   try {
-    await run('initdb', ['-D', dir, '-A', 'trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8', '--locale=C'], timeoutMs);
+    if (opts.standbyOf) {
+      await run('pg_basebackup', ['-D', dir, '-h', '127.0.0.1', '-p', String(opts.standbyOf.port), '-U', 'postgres', '-R', '-X', 'stream', '--no-sync'], timeoutMs);
+    } else {
+      await run('initdb', ['-D', dir, '-A', 'trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8', '--locale=C'], timeoutMs);
+    }
     const settings: Record<string, string> = {
       listen_addresses: '127.0.0.1',
       fsync: 'off',

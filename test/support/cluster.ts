@@ -23,6 +23,8 @@ export interface ClusterOptions {
    * ...; `dbHost(i)`), so a firewall rule on one address cuts one node from the database.
    */
   postgresPerNode?: boolean;
+  /** A PostgreSQL server the test started (a primary with a standby, say) instead of a new one; stopped with the cluster. */
+  postgres?: LocalPostgres;
 }
 
 export interface TestCluster {
@@ -46,7 +48,7 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
   const hosts = Array.from({ length: o.nodes }, (_, i) => `127.0.0.${i + 2}`);
   const dbHosts = hosts.map((_, i) => (o.postgresPerNode ? `127.0.0.${i + 12}` : '127.0.0.1'));
   const [pg, s3]: [LocalPostgres, LocalS3] = await Promise.all([
-    startPostgres({ settings: { listen_addresses: [...new Set(['127.0.0.1', ...dbHosts])].join(',') } }),
+    o.postgres ?? startPostgres({ settings: { listen_addresses: [...new Set(['127.0.0.1', ...dbHosts])].join(',') } }),
     startS3('sable'),
   ]);
   const env: Record<string, string> = {
