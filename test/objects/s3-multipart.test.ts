@@ -13,7 +13,7 @@ import { LocalObjectStore } from '../../dist/objects/local-store.js';
 import { S3ObjectStore, type S3Settings } from '../../dist/objects/s3-store.js';
 import { UploadSigner } from '../../dist/objects/signer.js';
 import { S3CallError, S3Client, text } from '../../dist/outbound/s3-client.js';
-import { partSizeFor } from '../../dist/outbound/s3-multipart.js';
+import { partSizeFor, uploadFile } from '../../dist/outbound/s3-multipart.js';
 import { CutProxy } from '../../testkit/cut-proxy.js';
 import { startS3, S3_KEY, S3_SECRET, type LocalS3 } from '../../testkit/s3.js';
 
@@ -83,6 +83,11 @@ describe('putFile: multipart uploads with per-part retries', () => {
     expect(await direct.size('snap/whole')).toBe(BIG);
     expect(await storedSha('snap/whole')).toBe(sha256(big));
     expect(await openUploads()).toEqual([]);
+  });
+
+  it('uploads without Content-MD5 when asked (a caller with its own end-to-end checksum)', async () => {
+    await uploadFile(client, 'cluster/snap/no-md5', big, BIG, 'application/octet-stream', { partBytes: 5 * MiB, multipartAbove: 5 * MiB, contentMd5: false });
+    expect(await storedSha('snap/no-md5')).toBe(sha256(big));
   });
 
   it('retries a part whose connection is cut, and the object is still right', async () => {
