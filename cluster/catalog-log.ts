@@ -166,7 +166,10 @@ export class CatalogLog implements CatalogJournal {
 
   /** Applies the log up to its head now (read-your-writes of another node's transactions). */
   sync(): Promise<void> {
-    return this.exclusive(() => this.catchUp(this.opts.pool));
+    // Shared: every caller (requests' barrier, scheduler ticks, settings reads) waits for at most
+    // the catch-up in flight and one more, never for a queue of them (a node cut from the
+    // database would queue one per caller, each waiting out the statement bound).
+    return this.catchUps.next();
   }
 
   /**
@@ -177,7 +180,9 @@ export class CatalogLog implements CatalogJournal {
    * Rejects with vecstack_router_failed (503) when the database cannot be reached.
    */
   fresh(): Promise<void> {
-    return this.barrier.next();
+    return this.sync().catch((err: unknown) => {
+      throw err instanceof SableError ? err : unavailable(err);
+    });
   }
 
 
@@ -235,16 +240,12 @@ export class CatalogLog implements CatalogJournal {
 
   private poke(): void {
     if (this.stopped) return;
-    void this.exclusive(() => this.catchUp(this.opts.pool)).catch(() => {
+    void this.sync().catch(() => {
       // The database away: the next poll or notification tries again.
     });
   }
 
-  private readonly barrier = new Coalesced(() =>
-    this.sync().catch((err: unknown) => {
-      throw err instanceof SableError ? err : unavailable(err);
-    }),
-  );
+  private readonly catchUps = new Coalesced(() => this.exclusive(() => this.catchUp(this.opts.pool)));
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);

@@ -13,7 +13,6 @@
  * asks another replica.
  */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
@@ -415,7 +414,8 @@ export class ShardHost {
         return { seq, exported };
       });
       const key = snapshotKey(r.dataset, r.shard, seq);
-      await objects.put(key, createReadStream(path), { exact: exported.bytes }, 'application/octet-stream');
+      // Multipart above 64 MiB, parts retried on their own; the sha256 in the row checks the whole.
+      await objects.putFile(key, path, exported.bytes, 'application/octet-stream');
       const row: SnapshotRow = { dataset: r.dataset, shard: r.shard, seq, key, ...exported, node: nodeId };
       const recorded = await recordSnapshot(pool, row).catch(async (err: Error) => {
         await objects.remove(key).catch(() => {}); // the dataset was dropped meanwhile, say
