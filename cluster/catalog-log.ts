@@ -264,9 +264,16 @@ export class CatalogLog implements CatalogJournal {
    */
   private async catchUp(q: Pool | PoolClient): Promise<void> {
     for (;;) {
-      const { rows } = await q.query<{ seq: string; changes: Buffer }>('SELECT seq, changes FROM catalog_log WHERE seq > $1 ORDER BY seq LIMIT 200', [this.appliedSeq]);
-      if (rows.length > 0 && Number(rows[0]!.seq) !== this.appliedSeq + 1 && (await this.loadCheckpoint(q))) continue;
-      if (rows.length === 0 && (await this.behindCheckpoint(q)) && (await this.loadCheckpoint(q))) continue;
+      // One query, the one every request's read barrier costs: the entries past the copy, and the
+      // newest checkpoint (the entries it covers are deleted: a copy behind it loads it instead).
+      const { rows: read } = await q.query<{ seq: string | null; changes: Buffer | null; checkpoint: string | null }>(
+        `SELECT l.seq, l.changes, c.checkpoint FROM (SELECT max(seq) AS checkpoint FROM catalog_checkpoints) AS c
+           LEFT JOIN LATERAL (SELECT seq, changes FROM catalog_log WHERE seq > $1 ORDER BY seq LIMIT 200) AS l ON true ORDER BY l.seq`,
+        [this.appliedSeq],
+      );
+      const checkpoint = Number(read[0]?.checkpoint ?? 0);
+      const rows = read.filter((r): r is { seq: string; changes: Buffer; checkpoint: string | null } => r.seq !== null);
+      if (checkpoint > this.appliedSeq && (rows.length === 0 || Number(rows[0]!.seq) !== this.appliedSeq + 1) && (await this.loadCheckpoint(q))) continue;
       for (const row of rows) {
         const seq = Number(row.seq);
         // Entries commit in seq order under the head lock, and only a checkpoint deletes them: a
@@ -305,12 +312,6 @@ export class CatalogLog implements CatalogJournal {
     });
     this.appliedSeq = 0;
     await this.catchUp(this.opts.pool);
-  }
-
-  /** Whether the newest checkpoint is past this copy (the log it would replay is gone). */
-  private async behindCheckpoint(q: Pool | PoolClient): Promise<boolean> {
-    const { rows } = await q.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM catalog_checkpoints');
-    return rows[0]!.seq !== null && Number(rows[0]!.seq) > this.appliedSeq;
   }
 
   /** Replaces the copy by the newest checkpoint past it; false when there is none. */
