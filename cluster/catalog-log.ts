@@ -185,7 +185,6 @@ export class CatalogLog implements CatalogJournal {
     });
   }
 
-
   staged(seq: number, changes: readonly CapturedChange[]): void {
     void this.meta.put('pending', { seq, undo: encodeChanges(undoOf(changes)) });
   }
