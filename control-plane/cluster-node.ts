@@ -10,6 +10,7 @@
  */
 import type { DatasetPlacement } from '../catalog/datasets/service.js';
 import type { ControlStore } from '../catalog/store.js';
+import { withAdvisoryLock } from '../cluster/advisory-lock.js';
 import { CatalogLog } from '../cluster/catalog-log.js';
 import { Controller } from '../cluster/controller.js';
 import { Heartbeat, registerNode } from '../cluster/membership.js';
@@ -43,6 +44,8 @@ export interface ClusterNode {
   status(): Record<string, unknown>;
   /** Each dataset's live vectors across its shards, as the replicas last reported (for /metrics). */
   datasetVectors(): Promise<[string, number][]>;
+  /** Runs `fn` while no other node runs one of the same key, with the catalog copy at the head first. */
+  exclusive<T>(key: string, fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -146,6 +149,11 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
       return { router, host };
     },
     datasetVectors: () => datasetVectors(pool),
+    exclusive: (key, fn) =>
+      withAdvisoryLock(pool, key, async () => {
+        await catalog.sync(); // what the node that held the lock before wrote
+        return fn();
+      }),
     status: () => ({
       node_id: config.nodeId,
       roles: config.roles,

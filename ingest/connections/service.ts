@@ -19,6 +19,12 @@ export interface ConnectionSettings {
   providers: Partial<Record<Provider, ProviderSettings>>;
   /** Where the provider sends the browser back: {public url}/connections/callback. */
   callbackUrl: () => string;
+  /**
+   * Runs `fn` while no other process refreshes the same connection, with the connection's record
+   * as the other processes left it (cluster mode: a PostgreSQL advisory lock, then the catalog
+   * copy brought to the head). Without it, refreshes are one at a time in this process only.
+   */
+  exclusive?: <T>(key: string, fn: () => Promise<T>) => Promise<T>;
 }
 
 interface Grant {
@@ -148,10 +154,26 @@ export class ConnectionService implements ConnectionTokens {
     // One refresh at a time per connection: a rotated refresh token is good once.
     let running = this.refreshing.get(id);
     if (!running) {
-      running = this.refresh(c).finally(() => this.refreshing.delete(id));
+      running = this.refreshOnce(orgId, id, grant).finally(() => this.refreshing.delete(id));
       this.refreshing.set(id, running);
     }
     return running;
+  }
+
+  /**
+   * Refreshes the grant `seen`, unless another process did meanwhile (across a cluster's nodes the
+   * refresh is single-flight too): then its new token is the answer, and its rotated refresh token
+   * is not spent twice.
+   */
+  private refreshOnce(orgId: string, id: string, seen: Grant): Promise<string> {
+    const run = async () => {
+      const c = this.store.get(orgId, id);
+      if (!c || c.status !== 'connected' || !c.tokens) throw new Error(`connection ${id} is ${c?.status ?? 'gone'}${c?.error ? `: ${c.error}` : ''}`);
+      const now = this.grant(c);
+      if (now.access_token !== seen.access_token && now.expires_at - Date.now() > REFRESH_MARGIN_MS) return now.access_token;
+      return this.refresh(c);
+    };
+    return this.settings.exclusive ? this.settings.exclusive(`connection:${id}`, run) : run();
   }
 
   /** The tokens of a connection's grant (none without one): what errors of its sources must not repeat. */
