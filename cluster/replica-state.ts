@@ -95,8 +95,8 @@ export async function createClusterDataset(pool: Pool, dataset: string, shards: 
 
 /**
  * Deletes a dataset's replicas, log, snapshots, shard heads and settings, in one transaction
- * (children first, for the foreign keys). Resolves with the snapshots' object keys: the caller
- * deletes the objects once the rows are gone.
+ * (children first, for the foreign keys). Resolves with the object keys its snapshots and bulk
+ * log entries named: the caller deletes the objects once the rows are gone.
  *
  * Locks first, in the order everyone else takes them: the settings row (the controller reads it
  * FOR SHARE before it places replicas, so it never adds one to a dataset going away), then the
@@ -108,11 +108,11 @@ export async function dropClusterDataset(pool: Pool, dataset: string): Promise<s
     await client.query('SELECT 1 FROM cluster_datasets WHERE dataset = $1 FOR UPDATE', [dataset]);
     await client.query('SELECT 1 FROM shard_heads WHERE dataset = $1 ORDER BY shard FOR UPDATE', [dataset]);
     await client.query('DELETE FROM shard_replicas WHERE dataset = $1', [dataset]);
-    await client.query('DELETE FROM vector_log WHERE dataset = $1', [dataset]);
+    const log = await client.query<{ blob_key: string | null }>('DELETE FROM vector_log WHERE dataset = $1 RETURNING blob_key', [dataset]);
     const snapshots = await client.query<{ object_key: string }>('DELETE FROM shard_snapshots WHERE dataset = $1 RETURNING object_key', [dataset]);
     await client.query('DELETE FROM shard_heads WHERE dataset = $1', [dataset]);
     await client.query('DELETE FROM cluster_datasets WHERE dataset = $1', [dataset]);
-    return snapshots.rows.map((r) => r.object_key);
+    return [...snapshots.rows.map((r) => r.object_key), ...log.rows.flatMap((r) => (r.blob_key ? [r.blob_key] : []))];
   });
 }
 

@@ -23,11 +23,13 @@
  * merges by score. A shard with no replica that answers fails the search: 503
  * vecstack_router_failed, never a silent partial answer.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
 import { SableError } from '../errors/codes.js';
 import { fuse, type DatasetStats, type Metadata, type PromotionPolicy, type Receipt, type SlaStatus, type TuningInEffect } from '../engine/index.js';
+import type { ObjectStore } from '../objects/object-store.js';
 import type { Pool } from '../outbound/postgres/pool.js';
 import type { DatasetColumns, DatasetRows } from '../retrieval/rows.js';
 import type { ShardedVectors, ShardHit, ShardSearch, WriteConcern } from '../retrieval/sharded.js';
@@ -35,7 +37,7 @@ import type { RowsQuery } from './replica-wire.js';
 import { Coalesced } from './coalesced.js';
 import { HttpReplica, type ReplicaCalls } from './replica-client.js';
 import { clusterDataset, demote, shardMap, type ClusterDatasetSettings, type ShardMapEntry, type ShardReplica } from './replica-state.js';
-import { appendWrite, splitByShard, type LogEntry } from './shard-log.js';
+import { appendParts, encodeEntry, splitByShard, type LogEntry, type LogPart } from './shard-log.js';
 
 export interface ClusterRouterOptions {
   pool: Pool;
@@ -52,6 +54,8 @@ export interface ClusterRouterOptions {
    * applies before it reads the dataset's settings (a change made through any node is seen).
    */
   catalogHead: () => Promise<number>;
+  /** Where a bulk load's batches go, the log holding only their keys. */
+  objects: ObjectStore;
 }
 
 export class ClusterRouter implements ShardedVectors {
@@ -65,9 +69,13 @@ export class ClusterRouter implements ShardedVectors {
     await this.write(r, { op: 'upsert', ids: Float64Array.from(ids), vectors: values, dim: r.dim, metadata }, 'default');
   }
 
-  /** A bulk load's batch, as typed arrays (no copy into plain arrays). */
+  /**
+   * A bulk load's batch, as typed arrays (no copy into plain arrays). Each shard's part is an
+   * object in storage and the log holds its key: a billion rows loaded do not pass through
+   * PostgreSQL (design §3.3).
+   */
   async upsertRows(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined): Promise<void> {
-    await this.write(r, { op: 'upsert', ids, vectors, dim: r.dim, ...(metadata ? { metadata } : {}) }, 'default');
+    await this.write(r, { op: 'upsert', ids, vectors, dim: r.dim, ...(metadata ? { metadata } : {}) }, 'default', true);
   }
 
   async delete(r: DatasetRecord, ids: number[], writeConcern: WriteConcern): Promise<number> {
@@ -211,10 +219,11 @@ export class ClusterRouter implements ShardedVectors {
   }
 
   /** The write's appended entries applied as `concern` asks; answers the summed results (a delete's count). */
-  private async write(r: DatasetRecord, entry: LogEntry, concern: WriteConcern): Promise<number> {
+  private async write(r: DatasetRecord, entry: LogEntry, concern: WriteConcern, viaStorage = false): Promise<number> {
     const settings = await this.settings(r);
     const map = await this.map(r);
-    const touched = splitByShard(entry, settings.shards).map((p) => map.find((e) => e.shard === p.shard)!);
+    const parts = splitByShard(entry, settings.shards);
+    const touched = parts.map((p) => map.find((e) => e.shard === p.shard)!);
     for (const e of touched) {
       const inSync = serving(e).length;
       if (inSync === 0) notServing(r, e);
@@ -226,10 +235,25 @@ export class ClusterRouter implements ShardedVectors {
         );
       }
     }
+    let logged: LogPart[] = parts;
+    if (viaStorage) {
+      logged = await Promise.all(
+        parts.map(async (p) => {
+          const bytes = encodeEntry(p.entry);
+          const key = bulkEntryKey(r.id, p.shard);
+          await this.opts.objects.put(key, Readable.from([bytes]), { exact: bytes.byteLength }, 'application/octet-stream').catch((err: Error) => {
+            throw new SableError('vecstack_router_failed', `the batch could not be stored: ${err.message}`, { retryAfterSeconds: 1 });
+          });
+          return { shard: p.shard, blobKey: key };
+        }),
+      );
+    }
     let appended;
     try {
-      appended = await appendWrite(this.opts.pool, r.id, settings.shards, entry, `${this.opts.nodeId}:${randomUUID()}`);
+      appended = await appendParts(this.opts.pool, r.id, logged, `${this.opts.nodeId}:${randomUUID()}`);
     } catch (err) {
+      // Not logged: no replica will read the batch's objects.
+      for (const p of logged) if ('blobKey' in p) await this.opts.objects.remove(p.blobKey).catch(() => {});
       throw new SableError('vecstack_router_failed', `the write could not be logged: ${(err as Error).message}`, { retryAfterSeconds: 1 });
     }
     let total = 0;
@@ -404,4 +428,9 @@ function fuseShards(hits: ShardHit[], alpha: number, topK: number): ShardHit[] {
     topK,
   );
   return fused.map((f) => ({ ...byId.get(f.id)!, ...f }));
+}
+
+/** Where one shard's part of a bulk batch is stored: a fresh key (a retried batch is a new object). */
+function bulkEntryKey(dataset: string, shard: number): string {
+  return `cluster/log/${createHash('sha256').update(dataset).digest('hex').slice(0, 16)}/${shard}/${randomUUID()}.entry`;
 }

@@ -13,7 +13,7 @@
  * asks another replica.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { engineTuning } from '../catalog/datasets/service.js';
@@ -28,7 +28,7 @@ import type { Heartbeat } from './membership.js';
 import type { Notifications } from './notifications.js';
 import { hrwScore } from './placement.js';
 import { joinIsr, replicasOfNode, reportApplied, shardMap, type NodeReplica } from './replica-state.js';
-import { applyEntry, LogTailer } from './shard-log.js';
+import { applyEntry, decodeEntry, LogTailer, type LogEntry } from './shard-log.js';
 import { exportRows, importRows, newestSnapshot, recordSnapshot, snapshotKey, type SnapshotRow } from './shard-snapshots.js';
 
 export interface ShardHostOptions {
@@ -71,6 +71,8 @@ export interface SnapshotTaken {
 
 /** How long a failed snapshot (object storage away) waits before the next try. */
 const SNAPSHOT_RETRY_MS = 5000;
+/** Tries of a bulk entry's object before the replica gives up and starts again (about 3 minutes). */
+const STORED_ENTRY_ATTEMPTS = 40;
 /** How often a replica that cannot be hosted says so again. */
 const HOST_FAILURE_LOG_MS = 30_000;
 
@@ -350,6 +352,27 @@ export class ShardHost {
     if (failed) throw failed;
   }
 
+  /**
+   * A bulk entry's body, from object storage. Entries apply in order, so one that cannot be read
+   * is tried again (object storage away) until it is read or the tailer stops; the replica falls
+   * behind meanwhile, and the writers' acks demote it.
+   */
+  private async storedEntry(key: string, stopped: () => boolean): Promise<LogEntry> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const staged = await this.opts.objects.stage(key);
+        try {
+          return decodeEntry(await readFile(staged.path));
+        } finally {
+          await staged.release();
+        }
+      } catch (err) {
+        if (stopped() || attempt >= STORED_ENTRY_ATTEMPTS) throw new Error(`bulk entry ${key} could not be read: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * attempt)));
+      }
+    }
+  }
+
   /** Says why a replica cannot be hosted: once, then every HOST_FAILURE_LOG_MS while it lasts. */
   private logHostFailure(name: string, err: Error): void {
     const last = this.hostFailuresLogged.get(name) ?? 0;
@@ -471,8 +494,8 @@ export class ShardHost {
       fromSeq,
       apply: (rec) =>
         hosted!.hold(async () => {
-          if (!rec.entry) throw new Error(`seq ${rec.seq} is a bulk entry in object storage, which replicas cannot apply yet`);
-          const result = await applyEntry(engineDataset, rec.entry);
+          const entry = rec.entry ?? (await this.storedEntry(rec.blobKey!, () => tailer.halted));
+          const result = await applyEntry(engineDataset, entry);
           hosted!.heldSeq = rec.seq;
           hosted!.remember(rec.seq, result);
         }),

@@ -76,6 +76,9 @@ export function splitByShard(write: LogEntry, shards: number): { shard: number; 
 
 class RequestSeen extends Error {}
 
+/** One shard's part of a write: the entry itself, or the key of the object in storage that holds it (a bulk load's batch). */
+export type LogPart = { shard: number; entry: LogEntry } | { shard: number; blobKey: string };
+
 /**
  * Appends a write: one entry per touched shard, at the next seq of each, all in one transaction
  * that notifies `shard:seq` per entry on commit. A retry with the same request id appends nothing
@@ -83,13 +86,18 @@ class RequestSeen extends Error {}
  * refuses the insert; the transaction rolls back, so the heads are not bumped and seqs stay dense).
  */
 export async function appendWrite(pool: Pool, dataset: string, shards: number, write: LogEntry, requestId: string): Promise<Appended[]> {
-  const parts = splitByShard(write, shards);
+  return appendParts(pool, dataset, splitByShard(write, shards), requestId);
+}
+
+/** appendWrite's parts already split by shard (ascending), some of them in object storage. */
+export async function appendParts(pool: Pool, dataset: string, parts: LogPart[], requestId: string): Promise<Appended[]> {
   if (parts.length === 0) return [];
   const channel = logChannel(dataset);
   try {
     return await withTransaction(pool, async (client) => {
       const out: Appended[] = [];
-      for (const { shard, entry } of parts) {
+      for (const part of parts) {
+        const { shard } = part;
         // Shard order: two writes touching the same shards take their locks in the same order (no deadlock).
         const head = await client.query<{ last_seq: string }>(
           'UPDATE shard_heads SET last_seq = last_seq + 1 WHERE dataset = $1 AND shard = $2 RETURNING last_seq',
@@ -98,12 +106,13 @@ export async function appendWrite(pool: Pool, dataset: string, shards: number, w
         if (head.rowCount !== 1) throw new Error(`shard ${shard} of dataset '${dataset}' has no head (createShards was not run)`);
         const seq = Number(head.rows[0]!.last_seq);
         try {
-          await client.query('INSERT INTO vector_log (dataset, shard, seq, op, body, request_id) VALUES ($1, $2, $3, $4, $5, $6)', [
+          await client.query('INSERT INTO vector_log (dataset, shard, seq, op, body, blob_key, request_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
             dataset,
             shard,
             seq,
-            entry.op,
-            Buffer.from(encodeEntry(entry)),
+            'entry' in part ? part.entry.op : 'bulk',
+            'entry' in part ? Buffer.from(encodeEntry(part.entry)) : null,
+            'entry' in part ? null : part.blobKey,
             requestId,
           ]);
         } catch (err) {
@@ -198,6 +207,11 @@ export class LogTailer {
     this.channel = logChannel(opts.dataset);
     this.done = this.run();
     this.done.catch(() => {}); // observed through `error` / waitFor as well
+  }
+
+  /** Whether stop() was called. */
+  get halted(): boolean {
+    return this.stopped;
   }
 
   /** The last seq applied. */

@@ -155,7 +155,8 @@ export async function newestSnapshot(pool: Pool, dataset: string, shard: number)
 /**
  * Records an uploaded snapshot and cuts the shard's log: the entries up to the second-newest
  * snapshot's seq are deleted with every snapshot older than it, in one transaction. Resolves with
- * the object keys of the snapshots removed (the caller deletes the objects) and the log rows cut.
+ * the object keys no row names any more, the snapshots removed and the bulk entries cut (the
+ * caller deletes the objects), and the log rows cut.
  * A snapshot at a seq that already has one (taken by another node) is not recorded: `recorded`
  * is false and the caller deletes its own object.
  */
@@ -173,11 +174,12 @@ export async function recordSnapshot(pool: Pool, s: SnapshotRow): Promise<{ reco
     );
     if (!second.rows[0]) return { recorded: true, removedKeys: [], cutEntries: 0 };
     const keepFrom = Number(second.rows[0].seq);
-    const cut = await client.query('DELETE FROM vector_log WHERE dataset = $1 AND shard = $2 AND seq <= $3', [s.dataset, s.shard, keepFrom]);
+    const cut = await client.query<{ blob_key: string | null }>('DELETE FROM vector_log WHERE dataset = $1 AND shard = $2 AND seq <= $3 RETURNING blob_key', [s.dataset, s.shard, keepFrom]);
     const gone = await client.query<{ object_key: string }>(
       'DELETE FROM shard_snapshots WHERE dataset = $1 AND shard = $2 AND seq < $3 RETURNING object_key',
       [s.dataset, s.shard, keepFrom],
     );
-    return { recorded: true, removedKeys: gone.rows.map((r) => r.object_key), cutEntries: cut.rowCount ?? 0 };
+    const blobs = cut.rows.flatMap((r) => (r.blob_key ? [r.blob_key] : []));
+    return { recorded: true, removedKeys: [...gone.rows.map((r) => r.object_key), ...blobs], cutEntries: cut.rowCount ?? 0 };
   });
 }

@@ -140,6 +140,7 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
         nodeId: config.nodeId,
         secret: config.secret,
         ackTimeoutMs: config.ackTimeoutMs,
+        objects,
         catalogHead: async () => {
           await catalog.sync();
           return catalog.applied;

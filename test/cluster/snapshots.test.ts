@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportRows, importRows, recordSnapshot, type SnapshotRow } from '../../dist/cluster/shard-snapshots.js';
-import { appendWrite, createShards } from '../../dist/cluster/shard-log.js';
+import { appendParts, appendWrite, createShards } from '../../dist/cluster/shard-log.js';
 import { Engine } from '../../dist/engine/index.js';
 import { migrate } from '../../dist/outbound/postgres/migrations.js';
 import { openPool } from '../../dist/outbound/postgres/pool.js';
@@ -81,18 +81,20 @@ describe('a shard snapshot file', () => {
     expect(target.getVector(1)).toBeUndefined();
   });
 
-  it('recorded: the log is cut behind the second-newest snapshot, older snapshots are handed back for deletion', async () => {
+  it('recorded: the log is cut behind the second-newest snapshot, older snapshots and cut bulk batches are handed back for deletion', async () => {
     const pool = openPool(pgServer.url, { max: 4 });
     try {
       await migrate(pool);
       await createShards(pool, 'ds', 1);
-      for (let i = 1; i <= 30; i++) {
+      // Seq 1 is a bulk batch in object storage (its key in the log), then 29 upserts.
+      await appendParts(pool, 'ds', [{ shard: 0, blobKey: 'cluster/log/bulk-1' }], 'r1');
+      for (let i = 2; i <= 30; i++) {
         await appendWrite(pool, 'ds', 1, { op: 'upsert', ids: Float64Array.of(i), vectors: new Float32Array(vector(i)), dim: DIM }, `r${i}`);
       }
       const snap = (seq: number): SnapshotRow => ({ dataset: 'ds', shard: 0, seq, key: `snap-${seq}`, rows: seq, bytes: 1, sha256: 'x', node: 'n1' });
       expect(await recordSnapshot(pool, snap(10))).toEqual({ recorded: true, removedKeys: [], cutEntries: 0 });
-      // With two, the log up to the older one goes; no snapshot is older than it yet.
-      expect(await recordSnapshot(pool, snap(20))).toEqual({ recorded: true, removedKeys: [], cutEntries: 10 });
+      // With two, the log up to the older one goes (the bulk batch's object with it); no snapshot is older than it yet.
+      expect(await recordSnapshot(pool, snap(20))).toEqual({ recorded: true, removedKeys: ['cluster/log/bulk-1'], cutEntries: 10 });
       expect(await recordSnapshot(pool, snap(20))).toEqual({ recorded: false, removedKeys: [], cutEntries: 0 });
       expect(await recordSnapshot(pool, snap(25))).toEqual({ recorded: true, removedKeys: ['snap-10'], cutEntries: 10 });
       const { rows } = await pool.query('SELECT min(seq)::int AS lo, max(seq)::int AS hi FROM vector_log WHERE dataset = $1', ['ds']);

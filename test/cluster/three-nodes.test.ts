@@ -352,6 +352,16 @@ describe('a three-node cluster', () => {
     expect((await call(1)('GET', `/datasets/${ds.body.id}/stats`)).body.vector_count).toBe(rows);
     const s = await call(1)('POST', `/datasets/${ds.body.id}/search`, { query: vector(51_234), top_k: 1, filters: { tag: 1234 % 3 } });
     expect(s.body.results[0].id).toBe(51_234);
+    // The batches went to object storage; the shard logs hold their keys only.
+    const db = new pg.Client({ connectionString: cluster.pg.url });
+    await db.connect();
+    try {
+      const { rows: log } = await db.query(`SELECT op, body IS NULL AS no_body, blob_key FROM vector_log WHERE dataset = $1`, [ds.body.id]);
+      expect(log.length).toBeGreaterThanOrEqual(2);
+      expect(log.every((e) => e.op === 'bulk' && e.no_body && /^cluster\/log\/[0-9a-f]{16}\/\d+\/[0-9a-f-]{36}\.entry$/.test(e.blob_key))).toBe(true);
+    } finally {
+      await db.end();
+    }
   }, 90_000);
 
   it('`sable keys create` with SABLE_DATABASE_URL writes the cluster catalog: the key works on every node', async () => {
