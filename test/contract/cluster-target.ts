@@ -4,11 +4,21 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { SETTINGS } from '../../dist/control-plane/config.js';
 import { startCluster, until503Passes, type ClusterOptions, type TestCluster } from '../support/cluster.js';
 import type { ContractTarget, TargetProfile } from './target.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 const run = promisify(execFile);
+
+/** loadConfig's flags as the SABLE_* variables a node reads them from (a node takes settings only from its environment). */
+export function envOf(flags: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(flags).map(([flag, value]) => {
+    const setting = SETTINGS.find((s) => s.flag === flag);
+    if (!setting) throw new Error(`no setting --${flag}`);
+    return [setting.env, value];
+  }));
+}
 
 export const clusterProfile: TargetProfile = { kind: 'cluster', adapter: 'node', can: new Set() };
 
