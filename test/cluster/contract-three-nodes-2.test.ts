@@ -1,18 +1,21 @@
 // F12, contract parity, continued: the contract suites that need service settings of their own
-// (test/contract/retrieval-suite.ts: upstream reranker and embeddings servers, with short timeouts),
-// the ones test/retrieval/http-hybrid.test.ts and test/retrieval/http-embeddings.test.ts run embedded,
+// (test/contract/retrieval-suite.ts: upstream reranker and embeddings servers, with short timeouts;
+// test/contract/ingest-suite.ts: a small largest-file bound), the ones test/retrieval/http-hybrid.test.ts,
+// test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts and
+// test/ingest/http-ingest.test.ts run embedded,
 // against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going to
 // the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
 // started with every suite's settings, which do not meet (each suite works in organizations of its own).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
+import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
 let up: RetrievalUpstreams;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
   up = await startRetrievalUpstreams();
-  target = await startClusterTarget({ nodes: 3, env: envOf(up.flags) });
+  target = await startClusterTarget({ nodes: 3, env: envOf({ ...up.flags, ...INGEST_FLAGS }) });
 }, 90_000);
 afterAll(async () => {
   await target?.close();
@@ -25,4 +28,12 @@ describe('hybrid search and the model reranker on a three-node cluster', () => {
 
 describe('embeddings on a three-node cluster: the local model, external providers, secrets', () => {
   embeddingsSuite(clusterProfile, () => target, () => up);
+});
+
+describe('ingestion sources on a three-node cluster', () => {
+  sourcesSuite(clusterProfile, () => target);
+});
+
+describe('ingesting uploaded files on a three-node cluster', () => {
+  ingestSuite(clusterProfile, () => target);
 });

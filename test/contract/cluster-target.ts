@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SETTINGS } from '../../dist/control-plane/config.js';
 import { startCluster, until503Passes, type ClusterOptions, type TestCluster } from '../support/cluster.js';
+import { walk } from '../support/walk.js';
 import type { ContractTarget, TargetProfile } from './target.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
@@ -57,6 +58,8 @@ export async function startClusterTarget(o: ClusterOptions): Promise<ContractTar
         if (r.status !== 200) throw new Error(`dataset ${datasetId} not served by ${url}: ${r.status} ${r.body}`);
       }
     },
+    catalogFiles: () => walk(cluster.pg.dir),
+    uploadFiles: () => walk(cluster.s3.directory),
     close: () => cluster.stop(),
   };
 }

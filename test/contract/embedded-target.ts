@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type Service } from '../../dist/control-plane/app.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
+import { walk } from '../support/walk.js';
 import type { ContractTarget, TargetProfile } from './target.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
@@ -38,6 +39,8 @@ export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Re
     newKey: async (org, role) => JSON.parse(cli('create', '--org', org, '--role', role)),
     revokeKey: async (keyId) => void cli('revoke', keyId),
     settle: async () => {},
+    catalogFiles: () => [join(dir, 'control.mdb')],
+    uploadFiles: () => walk(join(dir, 'uploads')),
     get embedded() {
       return { service, dir };
     },

@@ -401,7 +401,7 @@ export function embeddingsSuite(profile: TargetProfile, t: () => ContractTarget,
     const managed = await t().startOwn!({ 'managed-embeddings-url': `${up().url}/v1` });
     try {
       const req = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(managed.url + path, { method, headers: { 'x-api-key': managed.admin, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+        const res = await fetch(managed.url + path, { method, headers: { 'x-api-key': managed.admin, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
         return { status: res.status, body: await res.json() };
       };
       const ds = (await req('POST', '/datasets', { name: 'm' })).body;

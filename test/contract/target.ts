@@ -37,6 +37,13 @@ export interface ContractTarget {
    * meanwhile; embedded, the engine is there once ensure-engine answered.
    */
   settle(datasetId: string, key: string): Promise<void>;
+  /**
+   * The files the target keeps its catalog in at rest (embedded: the control store's file; a
+   * cluster: PostgreSQL's data directory, its log included), for what must never be there in the clear.
+   */
+  catalogFiles(): string[];
+  /** The files uploaded originals are kept in (embedded: the upload folder; a cluster: its S3 server's directory). */
+  uploadFiles(): string[];
   /** With 'embedding': the service object and its data directory. */
   embedded?: { service: Service; dir: string };
   /** With 'own-service': another service like this one with `flags` (loadConfig's) of its own. */

@@ -29,6 +29,8 @@ export interface ClusterOptions {
 
 export interface TestCluster {
   pg: LocalPostgres;
+  /** The local S3 server the nodes keep uploads and snapshots in. */
+  s3: LocalS3;
   /** The running nodes by index (null while stopped). */
   nodes: (Served | null)[];
   key: string;
@@ -71,6 +73,7 @@ export async function startCluster(o: ClusterOptions): Promise<TestCluster> {
   const ports = await Promise.all(hosts.map((h) => freePort(h)));
   const cluster: TestCluster = {
     pg,
+    s3,
     nodes: hosts.map(() => null),
     key: '',
     env,
