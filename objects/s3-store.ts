@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { failure, S3CallError, S3Client, text } from '../outbound/s3-client.js';
-import { uploadFile, type FileUploadOptions } from '../outbound/s3-multipart.js';
+import { retried, uploadFile, type FileUploadOptions } from '../outbound/s3-multipart.js';
 import { objectPath, presign } from '../outbound/sigv4.js';
 import { SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
 
@@ -83,16 +83,24 @@ export class S3ObjectStore implements ObjectStore {
     return Number(res.headers['content-length']);
   }
 
+  /**
+   * The object in a local file. The GET is sent again (3 tries in all) when the network fails,
+   * object storage answers 5xx or 429, or the body arrives cut: a shard snapshot is many GB.
+   */
   async stage(key: string): Promise<StagedFile> {
     const file = await this.spoolFile();
-    const res = await this.send('GET', key);
-    if (res.statusCode !== 200) {
-      await expectOk(res, `GET ${key}`);
-    }
     try {
-      await pipeline(res, createWriteStream(file));
-      const expected = Number(res.headers['content-length']);
-      if (Number.isFinite(expected) && (await stat(file)).size !== expected) throw new S3CallError(`GET ${key}: the object arrived incomplete`);
+      await retried(`GET ${key}`, { attempts: 3, backoffMs: 250 }, async () => {
+        const res = await this.send('GET', key);
+        if (res.statusCode !== 200) await expectOk(res, `GET ${key}`);
+        try {
+          await pipeline(res, createWriteStream(file));
+        } catch (e) {
+          throw new S3CallError(`GET ${key}: the body was cut off: ${(e as Error).message}`);
+        }
+        const expected = Number(res.headers['content-length']);
+        if (Number.isFinite(expected) && (await stat(file)).size !== expected) throw new S3CallError(`GET ${key}: the object arrived incomplete`);
+      });
     } catch (e) {
       await rm(file, { force: true });
       throw e;

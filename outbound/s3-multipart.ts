@@ -155,7 +155,7 @@ async function multipartUpload(client: S3Client, key: string, path: string, size
 }
 
 /** Runs `call` up to `attempts` times while it fails with a network error, a 5xx or a 429. */
-async function retried<T>(what: string, o: { attempts: number; backoffMs: number; signal?: AbortSignal }, call: () => Promise<T>): Promise<T> {
+export async function retried<T>(what: string, o: { attempts: number; backoffMs: number; signal?: AbortSignal }, call: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();

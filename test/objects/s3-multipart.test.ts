@@ -165,6 +165,23 @@ describe('putFile: multipart uploads with per-part retries', () => {
     expect(await storedSha('snap/small-cut')).toBe(sha256(small));
   });
 
+  it('stages (GET) an object again when its connection is cut or object storage answers 503, and not on a 404', async () => {
+    await direct.putFile('snap/read-back', small, MiB + 7, 'application/octet-stream');
+    let from = proxy.requests.length;
+    proxy.cutRequests(/^GET \S+\/snap\/read-back$/, 1);
+    proxy.answerRequests(/^GET \S+\/snap\/read-back$/, 503);
+    const staged = await viaProxy.stage('snap/read-back');
+    try {
+      expect(sha256(staged.path)).toBe(sha256(small));
+    } finally {
+      await staged.release();
+    }
+    expect(requestsFor('snap/read-back', from).length).toBe(3);
+    from = proxy.requests.length;
+    await expect(viaProxy.stage('snap/none')).rejects.toMatchObject({ status: 404 });
+    expect(requestsFor('snap/none', from).length).toBe(1);
+  });
+
   it('refuses a file that is not the size declared, storing nothing', async () => {
     await expect(viaProxy.putFile('snap/short', small, MiB + 8, 'application/octet-stream')).rejects.toBeInstanceOf(SizeMismatch);
     expect(await direct.size('snap/short')).toBeNull();
