@@ -7,7 +7,7 @@
 // the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
 // started with every suite's settings, which do not meet (each suite works in organizations of its own).
 import { afterAll, beforeAll, describe } from 'vitest';
-import { clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
+import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
@@ -27,7 +27,8 @@ describe('hybrid search and the model reranker on a three-node cluster', () => {
 });
 
 describe('embeddings on a three-node cluster: the local model, external providers, secrets', () => {
-  embeddingsSuite(clusterProfile, () => target, () => up);
+  // Its managed-model test starts a cluster of its own, with a managed inference server configured.
+  embeddingsSuite(clusterOwnProfile, () => target, () => up);
 });
 
 describe('ingestion sources on a three-node cluster', () => {

@@ -23,6 +23,12 @@ export function envOf(flags: Record<string, string>): Record<string, string> {
 
 export const clusterProfile: TargetProfile = { kind: 'cluster', adapter: 'node', can: new Set() };
 
+/**
+ * A cluster whose suites may start another cluster with settings of their own (startOwn): seconds
+ * per start, so only a file whose tests need it says so.
+ */
+export const clusterOwnProfile: TargetProfile = { ...clusterProfile, can: new Set(['own-service']) };
+
 export async function startClusterTarget(o: ClusterOptions): Promise<ContractTarget & { cluster: TestCluster; close(): Promise<void> }> {
   const cluster = await startCluster(o);
   let next = 0;
@@ -60,6 +66,11 @@ export async function startClusterTarget(o: ClusterOptions): Promise<ContractTar
     },
     catalogFiles: () => walk(cluster.pg.dir),
     uploadFiles: () => walk(cluster.s3.directory),
+    async startOwn(flags) {
+      // Another cluster like this one (its own PostgreSQL and S3), the flags as its nodes' environment.
+      const own = await startClusterTarget({ ...o, env: { ...o.env, ...envOf(flags) } });
+      return { url: own.url(), admin: own.admin, close: own.close };
+    },
     close: () => cluster.stop(),
   };
 }
