@@ -1,25 +1,36 @@
 // F12, contract parity, continued: the contract suites that need service settings of their own
 // (test/contract/retrieval-suite.ts: upstream reranker and embeddings servers, with short timeouts;
-// test/contract/ingest-suite.ts: a small largest-file bound), the ones test/retrieval/http-hybrid.test.ts,
-// test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts and
-// test/ingest/http-ingest.test.ts run embedded,
+// test/contract/ingest-suite.ts: a small largest-file bound; test/contract/connectors-suite.ts: the
+// peers' URLs, private addresses allowed), the ones test/retrieval/http-hybrid.test.ts,
+// test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts,
+// test/ingest/http-ingest.test.ts, http-ingest-jira.test.ts and http-ingest-gitlab.test.ts run embedded,
 // against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going to
 // the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
-// started with every suite's settings, which do not meet (each suite works in organizations of its own).
+// started with every suite's settings, which do not meet (each suite works in organizations of its
+// own; allowing private addresses only makes the sources suite's web validate on 127.0.0.1:9 fail
+// by a refused connection rather than by the policy, and it asserts the failure either way).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
+import { gitlabSuite, jiraSuite, startGitLabPeer, startJiraPeer, type GitLabPeer, type JiraPeer } from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
 let up: RetrievalUpstreams;
+let jira: JiraPeer;
+let gitlab: GitLabPeer;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  up = await startRetrievalUpstreams();
-  target = await startClusterTarget({ nodes: 3, env: envOf({ ...up.flags, ...INGEST_FLAGS }) });
+  [up, jira, gitlab] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer()]);
+  target = await startClusterTarget({
+    nodes: 3,
+    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true' }),
+  });
 }, 90_000);
 afterAll(async () => {
   await target?.close();
   await up?.close();
+  await jira?.close();
+  await gitlab?.lab.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -37,4 +48,12 @@ describe('ingestion sources on a three-node cluster', () => {
 
 describe('ingesting uploaded files on a three-node cluster', () => {
   ingestSuite(clusterProfile, () => target);
+});
+
+describe('jira sources on a three-node cluster', () => {
+  jiraSuite(clusterProfile, () => target, () => jira);
+});
+
+describe('gitlab sources on a three-node cluster', () => {
+  gitlabSuite(clusterProfile, () => target, () => gitlab);
 });
