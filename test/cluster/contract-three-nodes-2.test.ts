@@ -3,7 +3,8 @@
 // test/contract/ingest-suite.ts: a small largest-file bound; test/contract/connectors-suite.ts: the
 // peers' URLs, private addresses allowed), the ones test/retrieval/http-hybrid.test.ts,
 // test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts,
-// test/ingest/http-ingest.test.ts, http-ingest-jira.test.ts and http-ingest-gitlab.test.ts run embedded,
+// test/ingest/http-ingest.test.ts, http-ingest-jira.test.ts, http-ingest-gitlab.test.ts and http-ingest-web.test.ts
+// run embedded,
 // against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going to
 // the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
 // started with every suite's settings, which do not meet (each suite works in organizations of its
@@ -11,19 +12,20 @@
 // by a refused connection rather than by the policy, and it asserts the failure either way).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
-import { gitlabSuite, jiraSuite, startGitLabPeer, startJiraPeer, type GitLabPeer, type JiraPeer } from '../contract/connectors-suite.js';
+import { gitlabSuite, jiraSuite, startGitLabPeer, startJiraPeer, startWebSite, webSuite, type GitLabPeer, type JiraPeer, type WebSite } from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
 let up: RetrievalUpstreams;
 let jira: JiraPeer;
 let gitlab: GitLabPeer;
+let site: WebSite;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  [up, jira, gitlab] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer()]);
+  [up, jira, gitlab, site] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite()]);
   target = await startClusterTarget({
     nodes: 3,
-    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true' }),
+    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0' }),
   });
 }, 90_000);
 afterAll(async () => {
@@ -31,6 +33,7 @@ afterAll(async () => {
   await up?.close();
   await jira?.close();
   await gitlab?.lab.close();
+  await site?.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -56,4 +59,9 @@ describe('jira sources on a three-node cluster', () => {
 
 describe('gitlab sources on a three-node cluster', () => {
   gitlabSuite(clusterProfile, () => target, () => gitlab);
+});
+
+describe('web sources on a three-node cluster', () => {
+  // Its private-address test starts a cluster of its own that does not allow them.
+  webSuite(clusterOwnProfile, () => target, () => site);
 });
