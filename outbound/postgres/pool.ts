@@ -44,6 +44,10 @@ export function openPool(url: string, options: PoolOptions = {}): Pool {
   // An idle connection that breaks (server restart, network cut) is reported here and dropped
   // from the pool; unhandled, the event would end the process. The next checkout reconnects.
   pool.on('error', () => {});
+  // A checked-out connection that breaks between two statements (a transaction's) emits on the
+  // client itself, where nobody listens: the process would end. Its next statement fails instead,
+  // and the transaction's holder discards it.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
