@@ -96,6 +96,10 @@ export class PgJobQueue implements JobQueue {
     return this.records('source_id = $1', [sourceId]);
   }
 
+  async activeOfSource(sourceId: string): Promise<JobRecord[]> {
+    return this.records(`source_id = $1 AND status IN ('pending', 'running')`, [sourceId]);
+  }
+
   async unconfirmed(before: string): Promise<JobRecord[]> {
     return this.records(`status = 'pending' AND queued_at IS NULL AND created_at < $1`, [before]);
   }

@@ -62,6 +62,10 @@ export class LmdbJobQueue implements JobQueue {
     return this.all().filter((j) => j.source_id === sourceId);
   }
 
+  async activeOfSource(sourceId: string): Promise<JobRecord[]> {
+    return this.all().filter((j) => j.source_id === sourceId && isActive(j));
+  }
+
   async unconfirmed(before: string): Promise<JobRecord[]> {
     return this.all().filter((j) => j.status === 'pending' && j.queued_at === null && j.created_at < before);
   }

@@ -33,6 +33,8 @@ export interface JobQueue {
   ofDataset(datasetId: string): Promise<JobRecord[]>;
   /** Every job of a source, newest first. */
   ofSource(sourceId: string): Promise<JobRecord[]>;
+  /** The jobs of a source still pending or running, newest first. */
+  activeOfSource(sourceId: string): Promise<JobRecord[]>;
   /** Jobs still waiting for their upload to be completed, created before `before` (ISO 8601). */
   unconfirmed(before: string): Promise<JobRecord[]>;
   /** How many jobs there are of each kind and status (for metrics). */

@@ -133,10 +133,15 @@ export class ScheduleService {
     return job;
   }
 
+  /**
+   * The schedule's run in flight, if any: the one it recorded, else an active job it started. Its
+   * record is written after the job is made, so a process killed between the two (a cluster
+   * node, whose tick's job another node then finds made) leaves a run the record does not name.
+   */
   private async busy(s: ScheduleRecord): Promise<JobRecord | null> {
-    if (!s.active_job_id) return null;
-    const job = await this.jobs.get(s.active_job_id);
-    return job && isActive(job) ? job : null;
+    const recorded = s.active_job_id ? await this.jobs.get(s.active_job_id) : undefined;
+    if (recorded && isActive(recorded)) return recorded;
+    return (await this.jobs.activeOfSource(s.source_id)).find((j) => j.schedule_id === s.id) ?? null;
   }
 }
 
