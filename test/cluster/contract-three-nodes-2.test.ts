@@ -3,8 +3,7 @@
 // test/contract/ingest-suite.ts: a small largest-file bound; test/contract/connectors-suite.ts: the
 // peers' URLs, private addresses allowed), the ones test/retrieval/http-hybrid.test.ts,
 // test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts,
-// test/ingest/http-ingest.test.ts, http-ingest-jira.test.ts, http-ingest-gitlab.test.ts and http-ingest-web.test.ts
-// run embedded,
+// test/ingest/http-ingest.test.ts, http-ingest-{jira,gitlab,web,gcs,gdrive}.test.ts run embedded,
 // against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going to
 // the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
 // started with every suite's settings, which do not meet (each suite works in organizations of its
@@ -12,7 +11,10 @@
 // by a refused connection rather than by the policy, and it asserts the failure either way).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
-import { gitlabSuite, jiraSuite, startGitLabPeer, startJiraPeer, startWebSite, webSuite, type GitLabPeer, type JiraPeer, type WebSite } from '../contract/connectors-suite.js';
+import {
+  gcsSuite, gdriveSuite, gitlabSuite, googleFlags, jiraSuite, startGitLabPeer, startGooglePeer, startJiraPeer, startWebSite, webSuite,
+  type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
+} from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
@@ -20,12 +22,13 @@ let up: RetrievalUpstreams;
 let jira: JiraPeer;
 let gitlab: GitLabPeer;
 let site: WebSite;
+let google: GooglePeer;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  [up, jira, gitlab, site] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite()]);
+  [up, jira, gitlab, site, google] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer()]);
   target = await startClusterTarget({
     nodes: 3,
-    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0' }),
+    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0', ...googleFlags(google) }),
   });
 }, 90_000);
 afterAll(async () => {
@@ -34,6 +37,7 @@ afterAll(async () => {
   await jira?.close();
   await gitlab?.lab.close();
   await site?.close();
+  await google?.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -64,4 +68,12 @@ describe('gitlab sources on a three-node cluster', () => {
 describe('web sources on a three-node cluster', () => {
   // Its private-address test starts a cluster of its own that does not allow them.
   webSuite(clusterOwnProfile, () => target, () => site);
+});
+
+describe('gcs sources on a three-node cluster', () => {
+  gcsSuite(clusterProfile, () => target, () => google);
+});
+
+describe('gdrive sources on a three-node cluster', () => {
+  gdriveSuite(clusterProfile, () => target, () => google);
 });

@@ -1,13 +1,15 @@
 // Connectors over HTTP against local peers (testkit/peers/), as bodies of tests run against a
-// target (./target.ts): jira (Jira Cloud's REST API v3), gitlab (the GitLab REST API v4) and web
-// (a local site). test/ingest/http-ingest-jira.test.ts, http-ingest-gitlab.test.ts and
-// http-ingest-web.test.ts run them embedded,
+// target (./target.ts): jira (Jira Cloud's REST API v3), gitlab (the GitLab REST API v4), web
+// (a local site), gcs and gdrive (one Google peer: its token endpoint, Cloud Storage, Drive).
+// test/ingest/http-ingest-{jira,gitlab,web,gcs,gdrive}.test.ts run them embedded,
 // test/cluster/contract-three-nodes-2.test.ts on a three-node cluster. A peer listens on
 // 127.0.0.1 in the test process (cluster nodes reach it too) and is started before the target,
 // which is started with the flags the peer's starter names.
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, expect, it } from 'vitest';
+import { startGoogle } from '../../testkit/peers/gcs.js';
 import { blobSha } from '../../testkit/peers/github.js';
 import { startGitLab, type LabProject } from '../../testkit/peers/gitlab.js';
 import { startJira } from '../../testkit/peers/jira.js';
@@ -313,5 +315,133 @@ export function webSuite(profile: TargetProfile, t: () => ContractTarget, peer: 
     } finally {
       await strict.close();
     }
+  });
+}
+
+export type GooglePeer = Awaited<ReturnType<typeof startGoogle>>;
+
+/**
+ * The Google peer with the gcs suite's bucket and the gdrive suite's files (one peer serves both:
+ * the token endpoint is one setting); the target runs with googleFlags(google).
+ */
+export async function startGooglePeer(): Promise<GooglePeer> {
+  const google = await startGoogle();
+  google.buckets.set('acme-docs', new Map());
+  putObject(google, 'handbook/leave.txt', 'Parental leave is sixteen weeks at full pay.');
+  putObject(google, 'handbook/travel.md', '# Travel\n\nBook trains for trips under four hours.', 'text/markdown');
+  putObject(google, 'handbook/notes.bin', 'binary-ish', 'application/octet-stream');
+  putObject(google, 'other/ignored.txt', 'Outside the prefix.');
+  google.driveFiles.push(
+    { id: 'f-team', name: 'Team', mimeType: 'application/vnd.google-apps.folder', parent: 'root-folder', content: '', version: 1 },
+    { id: 'd-onboarding', name: 'Onboarding', mimeType: 'application/vnd.google-apps.document', parent: 'root-folder', content: 'New hires get a laptop and a mentor on their first day.', version: 3 },
+    { id: 's-budget', name: 'Budget', mimeType: 'application/vnd.google-apps.spreadsheet', parent: 'f-team', content: 'item,amount\noffsite,12000\ntraining,8000\n', version: 2 },
+    { id: 't-notes', name: 'notes.txt', mimeType: 'text/plain', parent: 'f-team', content: 'The team offsite is in Lisbon this year.', version: 1 },
+    { id: 'form-1', name: 'Survey', mimeType: 'application/vnd.google-apps.form', parent: 'f-team', content: '', version: 1 },
+    { id: 'x-loose', name: 'policy.md', mimeType: 'text/markdown', parent: 'elsewhere', content: '# Policy\n\nExpenses over 500 euros need approval.', version: 1 },
+  );
+  return google;
+}
+
+/** The settings that point a service at the Google peer. */
+export const googleFlags = (google: GooglePeer) => ({ 'gcs-api-url': google.url, 'gdrive-api-url': `${google.url}/`, 'google-token-url': `${google.url}/token` });
+
+function putObject(google: GooglePeer, name: string, text: string, type = 'text/plain') {
+  const bucket = google.buckets.get('acme-docs')!;
+  bucket.set(name, { bytes: Buffer.from(text), contentType: type, generation: (bucket.get(name)?.generation ?? 0) + 1 });
+}
+
+/** Registers the gcs tests in the calling describe (in order: each reads what the one before ingested). */
+export function gcsSuite(_profile: TargetProfile, t: () => ContractTarget, peer: () => GooglePeer): void {
+  const { api, dataset } = client(t, 'gcs');
+  let google: GooglePeer;
+  let config: Record<string, unknown>;
+  let datasetId: string;
+  let sourceId: string;
+  const put = (name: string, text: string, type = 'text/plain') => putObject(google, name, text, type);
+  beforeAll(() => {
+    google = peer();
+    config = { bucket: 'acme-docs', prefix: 'handbook/', auth_mode: 'service_account', service_account_json: google.serviceAccount, file_patterns: ['*.txt', '*.md'] };
+  });
+
+  it('validates with a service-account key: samples, an empty prefix, a key Google refuses', async () => {
+    const ok = await api.call('POST', '/ingestion/sources/validate', { source_type: 'gcs', config });
+    expect(ok.body.success, JSON.stringify(ok.body)).toBe(true);
+    expect(ok.body.samples.map((s: { title: string }) => s.title)).toContain('handbook/leave.txt');
+    expect(JSON.stringify(ok.body)).not.toContain('PRIVATE KEY');
+    const empty = await api.call('POST', '/ingestion/sources/validate', { source_type: 'gcs', config: { ...config, prefix: 'nothing/' } });
+    expect(empty.body.warnings).toEqual(['no objects under prefix nothing/']);
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const forged = JSON.stringify({ ...JSON.parse(google.serviceAccount), private_key: privateKey });
+    const wrong = await api.call('POST', '/ingestion/sources/validate', { source_type: 'gcs', config: { ...config, service_account_json: forged } });
+    expect(wrong.body).toMatchObject({ success: false, message: expect.stringContaining('Google refused the credentials') });
+  });
+
+  it('ingests the objects under the prefix that match the patterns', async () => {
+    datasetId = await dataset('handbook');
+    sourceId = (await api.call('POST', '/ingestion/sources', { source_type: 'gcs', name: 'handbook bucket', config })).body.id;
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    expect((await api.documents(datasetId)).map((d) => d.url).sort()).toEqual(['gs://acme-docs/handbook/leave.txt', 'gs://acme-docs/handbook/travel.md']);
+    expect((await api.search(datasetId, 'how long is parental leave?'))[0].doc_value).toContain('sixteen weeks');
+  });
+
+  it('an incremental run reads only changed objects and removes deleted ones', async () => {
+    put('handbook/leave.txt', 'Parental leave is twenty weeks at full pay.');
+    google.buckets.get('acme-docs')!.delete('handbook/travel.md');
+    put('handbook/remote.txt', 'Remote work is allowed three days a week.');
+    const reads = () => google.requests.filter((r) => r.path.includes('alt=media')).length;
+    const before = reads();
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.message).toMatch(/2 document\(s\) ingested, 0 unchanged, 0 failed.*1 removed/);
+    expect(reads() - before).toBe(2);
+    expect((await api.search(datasetId, 'how long is parental leave?'))[0].doc_value).toContain('twenty weeks');
+  });
+}
+
+/** Registers the gdrive tests in the calling describe (in order: each reads what the one before ingested). */
+export function gdriveSuite(_profile: TargetProfile, t: () => ContractTarget, peer: () => GooglePeer): void {
+  const { api, dataset } = client(t, 'gdrive');
+  let google: GooglePeer;
+  let config: Record<string, unknown>;
+  let datasetId: string;
+  let sourceId: string;
+  beforeAll(() => {
+    google = peer();
+    config = { folder_ids: ['root-folder'], file_ids: ['x-loose'], auth_mode: 'service_account', service_account_json: google.serviceAccount };
+  });
+
+  it('validates: samples, a folder not shared with the account', async () => {
+    const ok = await api.call('POST', '/ingestion/sources/validate', { source_type: 'gdrive', config: { ...config, folder_ids: ['root-folder', 'not-shared'] } });
+    expect(ok.body.success, JSON.stringify(ok.body)).toBe(true);
+    expect(ok.body.samples.map((s: { title: string }) => s.title)).toEqual(['Team', 'Onboarding', 'policy.md']);
+    expect(ok.body.warnings).toEqual(['folder not-shared is empty, or not shared with these credentials']);
+  });
+
+  it('ingests the folder recursively and the named file, exporting Docs and Sheets', async () => {
+    datasetId = await dataset('drive');
+    sourceId = (await api.call('POST', '/ingestion/sources', { source_type: 'gdrive', name: 'team drive', config })).body.id;
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const docs = await api.documents(datasetId);
+    expect(docs.map((d) => d.path).sort()).toEqual(['Onboarding', 'Team/Budget', 'Team/notes.txt', 'policy.md']);
+    expect(docs.every((d) => d.status === 'ready'), JSON.stringify(docs)).toBe(true);
+    expect((await api.search(datasetId, 'what do new hires get on day one?'))[0].doc_value).toContain('laptop and a mentor');
+    expect((await api.search(datasetId, 'how much is budgeted for the offsite?')).some((h) => h.doc_value?.includes('12000'))).toBe(true);
+    expect((await api.search(datasetId, 'which expenses need approval?'))[0].doc_value).toContain('500 euros');
+  });
+
+  it('mime_types narrows what is read; an incremental run reads only changed files', async () => {
+    const only = await api.call('POST', '/ingestion/sources/validate', { source_type: 'gdrive', config: { ...config, mime_types: ['text/plain'] } });
+    expect(only.body.success).toBe(true);
+    const doc = google.driveFiles.find((f) => f.id === 'd-onboarding')!;
+    doc.content = 'New hires get a laptop, a mentor and a welcome lunch on their first day.';
+    doc.version = 4;
+    google.driveFiles.splice(google.driveFiles.findIndex((f) => f.id === 't-notes'), 1);
+    const reads = () => google.requests.filter((r) => /\/drive\/v3\/files\/[^/?]+(\/export)?\?/.test(r.path) && (r.path.includes('alt=media') || r.path.includes('/export'))).length;
+    const before = reads();
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.message).toMatch(/1 document\(s\) ingested, 2 unchanged, 0 failed.*1 removed/);
+    expect(reads() - before).toBe(1);
+    expect((await api.search(datasetId, 'what do new hires get on day one?'))[0].doc_value).toContain('welcome lunch');
   });
 }
