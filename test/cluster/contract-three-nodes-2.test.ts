@@ -1,19 +1,19 @@
-// F12, contract parity, continued: the contract suites that need service settings of their own
-// (test/contract/retrieval-suite.ts: upstream reranker and embeddings servers, with short timeouts;
-// test/contract/ingest-suite.ts: a small largest-file bound; test/contract/connectors-suite.ts: the
-// peers' URLs, private addresses allowed), the ones test/retrieval/http-hybrid.test.ts,
-// test/retrieval/http-embeddings.test.ts, test/ingest/http-sources.test.ts,
-// test/ingest/http-ingest.test.ts, http-ingest-{jira,gitlab,web,gcs,gdrive}.test.ts run embedded,
-// against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going to
-// the next node in turn. One cluster for them all (each costs seconds to start): its nodes are
-// started with every suite's settings, which do not meet (each suite works in organizations of its
-// own; allowing private addresses only makes the sources suite's web validate on 127.0.0.1:9 fail
-// by a refused connection rather than by the policy, and it asserts the failure either way).
+// F12, contract parity, continued: the contract suites that need service settings of their own,
+// run against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going
+// to the next node in turn: test/contract/retrieval-suite.ts (upstream reranker and embeddings
+// servers, short timeouts), ingest-suite.ts (a small largest-file bound) and connectors-suite.ts
+// (the peers' URLs, private addresses allowed, the GitHub App's key), which
+// test/retrieval/http-{hybrid,embeddings}.test.ts and
+// test/ingest/http-{sources,ingest,ingest-jira,ingest-gitlab,ingest-web,ingest-gcs,ingest-gdrive,ingest-github}.test.ts
+// run embedded. One cluster for them all (each costs seconds to start), its nodes started with
+// every suite's settings, which do not meet: each suite works in organizations of its own, and
+// allowing private addresses only makes the sources suite's web validate on 127.0.0.1:9 fail by a
+// refused connection rather than by the policy (it asserts the failure either way).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
 import {
-  gcsSuite, gdriveSuite, gitlabSuite, googleFlags, jiraSuite, startGitLabPeer, startGooglePeer, startJiraPeer, startWebSite, webSuite,
-  type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
+  gcsSuite, gdriveSuite, githubSettings, githubSuite, gitlabSuite, googleFlags, jiraSuite, startGitHubPeer, startGitLabPeer, startGooglePeer,
+  startJiraPeer, startWebSite, webSuite, type GitHubPeer, type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
 } from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
@@ -23,12 +23,19 @@ let jira: JiraPeer;
 let gitlab: GitLabPeer;
 let site: WebSite;
 let google: GooglePeer;
+let github: GitHubPeer;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  [up, jira, gitlab, site, google] = await Promise.all([startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer()]);
+  [up, jira, gitlab, site, google, github] = await Promise.all([
+    startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer(), startGitHubPeer(),
+  ]);
+  const gh = githubSettings(github);
   target = await startClusterTarget({
     nodes: 3,
-    env: envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0', ...googleFlags(google) }),
+    env: {
+      ...envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0', ...googleFlags(google), ...gh.flags }),
+      ...gh.env,
+    },
   });
 }, 90_000);
 afterAll(async () => {
@@ -38,6 +45,7 @@ afterAll(async () => {
   await gitlab?.lab.close();
   await site?.close();
   await google?.close();
+  await github?.gh.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -76,4 +84,8 @@ describe('gcs sources on a three-node cluster', () => {
 
 describe('gdrive sources on a three-node cluster', () => {
   gdriveSuite(clusterProfile, () => target, () => google);
+});
+
+describe('github sources on a three-node cluster', () => {
+  githubSuite(clusterProfile, () => target, () => github);
 });

@@ -24,10 +24,10 @@ export interface EmbeddedTarget extends ContractTarget {
   close(): Promise<void>;
 }
 
-/** Starts the service with `flags` (loadConfig's) on top of the suite's. */
-export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}): Promise<EmbeddedTarget> {
+/** Starts the service with `flags` (loadConfig's) on top of the suite's, and `env` (SABLE_* variables: the settings read from the environment only, keys). */
+export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}, env: Record<string, string> = {}): Promise<EmbeddedTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'sable-contract-'));
-  const boot = () => startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, {}));
+  const boot = () => startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, env));
   let service = await boot();
   let running = true;
   const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, 'keys', ...args, '--data-dir', dir]).toString();
