@@ -2,18 +2,20 @@
 // run against three `sable serve` nodes on one PostgreSQL and one local S3 server, every call going
 // to the next node in turn: test/contract/retrieval-suite.ts (upstream reranker and embeddings
 // servers, short timeouts), ingest-suite.ts (a small largest-file bound) and connectors-suite.ts
-// (the peers' URLs, private addresses allowed, the GitHub App's key), which
+// (the peers' URLs, private addresses allowed, the GitHub App's key; one Atlassian gateway URL in
+// front of the Jira and Confluence peers, test/support/path-router.ts), which
 // test/retrieval/http-{hybrid,embeddings}.test.ts and
-// test/ingest/http-{sources,ingest,ingest-jira,ingest-gitlab,ingest-web,ingest-gcs,ingest-gdrive,ingest-github}.test.ts
+// test/ingest/http-{sources,ingest,ingest-jira,ingest-gitlab,ingest-web,ingest-gcs,ingest-gdrive,ingest-github,ingest-confluence}.test.ts
 // run embedded. One cluster for them all (each costs seconds to start), its nodes started with
 // every suite's settings, which do not meet: each suite works in organizations of its own, and
 // allowing private addresses only makes the sources suite's web validate on 127.0.0.1:9 fail by a
 // refused connection rather than by the policy (it asserts the failure either way).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { clusterOwnProfile, clusterProfile, envOf, startClusterTarget } from '../contract/cluster-target.js';
+import { startPathRouter } from '../support/path-router.js';
 import {
-  gcsSuite, gdriveSuite, githubSettings, githubSuite, gitlabSuite, googleFlags, jiraSuite, startGitHubPeer, startGitLabPeer, startGooglePeer,
-  startJiraPeer, startWebSite, webSuite, type GitHubPeer, type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
+  confluenceSuite, gcsSuite, gdriveSuite, githubSettings, githubSuite, gitlabSuite, googleFlags, jiraSuite, startGitHubPeer, startGitLabPeer, startGooglePeer,
+  startConfluencePeer, startJiraPeer, startWebSite, webSuite, type ConfluencePeer, type GitHubPeer, type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
 } from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
@@ -24,16 +26,20 @@ let gitlab: GitLabPeer;
 let site: WebSite;
 let google: GooglePeer;
 let github: GitHubPeer;
+let wiki: ConfluencePeer;
+let atlassian: Awaited<ReturnType<typeof startPathRouter>>;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  [up, jira, gitlab, site, google, github] = await Promise.all([
-    startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer(), startGitHubPeer(),
+  [up, jira, gitlab, site, google, github, wiki] = await Promise.all([
+    startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer(), startGitHubPeer(), startConfluencePeer(),
   ]);
+  // atlassian-api-url is one URL for both Atlassian APIs: Confluence's gateway paths to its peer, the rest to Jira's.
+  atlassian = await startPathRouter([['/ex/confluence/', wiki.url]], jira.url);
   const gh = githubSettings(github);
   target = await startClusterTarget({
     nodes: 3,
     env: {
-      ...envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': jira.url, 'allow-private-network': 'true', 'web-politeness-ms': '0', ...googleFlags(google), ...gh.flags }),
+      ...envOf({ ...up.flags, ...INGEST_FLAGS, 'atlassian-api-url': atlassian.url, 'allow-private-network': 'true', 'web-politeness-ms': '0', ...googleFlags(google), ...gh.flags }),
       ...gh.env,
     },
   });
@@ -46,6 +52,8 @@ afterAll(async () => {
   await site?.close();
   await google?.close();
   await github?.gh.close();
+  await atlassian?.close();
+  await wiki?.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -88,4 +96,8 @@ describe('gdrive sources on a three-node cluster', () => {
 
 describe('github sources on a three-node cluster', () => {
   githubSuite(clusterProfile, () => target, () => github);
+});
+
+describe('confluence sources on a three-node cluster', () => {
+  confluenceSuite(clusterProfile, () => target, () => wiki);
 });

@@ -1,8 +1,8 @@
 // Connectors over HTTP against local peers (testkit/peers/), as bodies of tests run against a
 // target (./target.ts): jira (Jira Cloud's REST API v3), gitlab (the GitLab REST API v4), web
-// (a local site), gcs and gdrive (one Google peer: its token endpoint, Cloud Storage, Drive) and
-// github (the GitHub REST API as an App). test/ingest/http-ingest-{jira,gitlab,web,gcs,gdrive,github}.test.ts
-// run them embedded,
+// (a local site), gcs and gdrive (one Google peer: its token endpoint, Cloud Storage, Drive),
+// github (the GitHub REST API as an App) and confluence (the Confluence REST API v2).
+// test/ingest/http-ingest-{jira,gitlab,web,gcs,gdrive,github,confluence}.test.ts run them embedded,
 // test/cluster/contract-three-nodes-2.test.ts on a three-node cluster. A peer listens on
 // 127.0.0.1 in the test process (cluster nodes reach it too) and is started before the target,
 // which is started with the flags the peer's starter names.
@@ -10,6 +10,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, expect, it } from 'vitest';
+import { startConfluence } from '../../testkit/peers/confluence.js';
 import { startGoogle } from '../../testkit/peers/gcs.js';
 import { blobSha, startGitHub, type PeerRepo } from '../../testkit/peers/github.js';
 import { startGitLab, type LabProject } from '../../testkit/peers/gitlab.js';
@@ -554,5 +555,74 @@ export function githubSuite(_profile: TargetProfile, t: () => ContractTarget, pe
     expect(paths).not.toContain('acme/handbook/main/src/deploy.ts');
     expect(paths).toContain('acme/handbook/main/docs/runbook.md');
     expect((await api.search(datasetId, 'how fast does the on-call engineer answer?'))[0].doc_value).toContain('ten minutes');
+  });
+}
+
+export type ConfluencePeer = Awaited<ReturnType<typeof startConfluence>>;
+
+/**
+ * The Confluence peer with its pages; the target runs with `{ 'atlassian-api-url': wiki.url,
+ * 'allow-private-network': 'true' }` (a site's base_url on 127.0.0.1), or with an
+ * atlassian-api-url that forwards /ex/confluence/ to it (test/support/path-router.ts).
+ */
+export async function startConfluencePeer(): Promise<ConfluencePeer> {
+  const wiki = await startConfluence({ cloudId: 'cloud-9', basic: { user: 'ada@acme.test', token: 'api-token-1' }, tokens: new Set(['oauth-token-1']) });
+  wiki.pages.push(
+    { id: '1', space: 'ENG', title: 'Deploy checklist', html: '<p>Before a deploy, freeze the schema and <strong>notify the on-call</strong>.</p>', version: 3, attachments: [] },
+    { id: '2', space: 'ENG', title: 'Incident policy', html: '<h2>Severity</h2><p>A severity one incident pages the whole team within five minutes.</p>', version: 1, attachments: [
+      { id: 'att-1', title: 'escalation.pdf', mediaType: 'application/pdf', bytes: await pdfOf([['Escalation matrix.'], ['Escalate to the director after two hours.']], 'Escalation'), version: 1 },
+    ] },
+    { id: '3', space: 'ENG', title: 'Old runbook', html: '<p>Restart the mainframe on Fridays.</p>', version: 2, attachments: [] },
+    { id: '4', space: 'HR', title: 'Holidays', html: '<p>Everyone gets thirty days of holiday.</p>', version: 1, attachments: [] },
+  );
+  return wiki;
+}
+
+/** Registers the confluence tests in the calling describe (in order: each reads what the one before ingested). */
+export function confluenceSuite(_profile: TargetProfile, t: () => ContractTarget, peer: () => ConfluencePeer): void {
+  const { api, dataset } = client(t, 'confluence');
+  let wiki: ConfluencePeer;
+  let basic: Record<string, unknown>;
+  let datasetId: string;
+  let sourceId: string;
+  beforeAll(() => {
+    wiki = peer();
+    basic = { base_url: `${wiki.url}/wiki`, auth_mode: 'basic', username: 'ada@acme.test', api_token: 'api-token-1', spaces: ['ENG'], include_attachments: true };
+  });
+
+  it('validates at a site and through the gateway: samples, an unknown space, wrong credentials', async () => {
+    const ok = await api.call('POST', '/ingestion/sources/validate', { source_type: 'confluence', config: { ...basic, spaces: ['ENG', 'LEGAL'] } });
+    expect(ok.body.success, JSON.stringify(ok.body)).toBe(true);
+    expect(ok.body.samples[0]).toEqual({ title: 'ENG: Deploy checklist', url: `${wiki.url}/wiki/spaces/ENG/pages/1` });
+    expect(ok.body.warnings).toEqual(['the credentials see no space LEGAL']);
+    expect(JSON.stringify(ok.body)).not.toContain('api-token-1');
+    const cloud = await api.call('POST', '/ingestion/sources/validate', { source_type: 'confluence', config: { cloud_id: 'cloud-9', auth_mode: 'oauth', oauth_credentials: { access_token: 'oauth-token-1' } } });
+    expect(cloud.body.samples.map((s: { title: string }) => s.title)).toContain('HR: Holidays');
+    const wrong = await api.call('POST', '/ingestion/sources/validate', { source_type: 'confluence', config: { ...basic, api_token: 'nope' } });
+    expect(wrong.body).toMatchObject({ success: false, message: expect.stringContaining('refused the credentials') });
+  });
+
+  it('ingests the pages of the chosen spaces and their attachments', async () => {
+    datasetId = await dataset('wiki');
+    sourceId = (await api.call('POST', '/ingestion/sources', { source_type: 'confluence', name: 'eng wiki', config: basic })).body.id;
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.status, JSON.stringify(job)).toBe('completed');
+    const docs = await api.documents(datasetId);
+    expect(docs.map((d) => d.name).sort()).toEqual(['Deploy checklist', 'Incident policy', 'Old runbook', 'escalation.pdf']);
+    expect((await api.search(datasetId, 'who is notified before a deploy?'))[0].doc_value).toContain('notify the on-call');
+    expect((await api.search(datasetId, 'when do we escalate to the director?'))[0].doc_value).toContain('two hours');
+    expect(docs.find((d) => d.name === 'Incident policy').url).toBe(`${wiki.url}/wiki/spaces/ENG/pages/2`);
+  });
+
+  it('an incremental run re-reads only pages whose version changed and removes deleted ones', async () => {
+    wiki.pages[0].html = '<p>Before a deploy, freeze the schema, notify the on-call and tag the release.</p>';
+    wiki.pages[0].version = 4;
+    wiki.pages.splice(2, 1);
+    const reads = () => wiki.requests.filter((r) => /\/pages\/\d+\?body-format=storage/.test(r.path)).length;
+    const before = reads();
+    const job = await api.job((await api.call('POST', '/ingestion/jobs', { source_id: sourceId, dataset_id: datasetId })).body.job_id);
+    expect(job.message).toMatch(/1 document\(s\) ingested, 2 unchanged, 0 failed.*1 removed/);
+    expect(reads() - before).toBe(1);
+    expect((await api.search(datasetId, 'what else happens before a deploy?'))[0].doc_value).toContain('tag the release');
   });
 }
