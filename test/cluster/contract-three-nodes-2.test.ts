@@ -3,9 +3,10 @@
 // to the next node in turn: test/contract/retrieval-suite.ts (upstream reranker and embeddings
 // servers, short timeouts), ingest-suite.ts (a small largest-file bound) and connectors-suite.ts
 // (the peers' URLs, private addresses allowed, the GitHub App's key; one Atlassian gateway URL in
-// front of the Jira and Confluence peers, test/support/path-router.ts), which
+// front of the Jira and Confluence peers, test/support/path-router.ts) and s3-source-suite.ts (its
+// scheduler tests, on the test's clock, are embedded only: no fast tick here), which
 // test/retrieval/http-{hybrid,embeddings}.test.ts and
-// test/ingest/http-{sources,ingest,ingest-jira,ingest-gitlab,ingest-web,ingest-gcs,ingest-gdrive,ingest-github,ingest-confluence}.test.ts
+// test/ingest/http-{sources,ingest,ingest-jira,ingest-gitlab,ingest-web,ingest-gcs,ingest-gdrive,ingest-github,ingest-confluence,ingest-s3}.test.ts
 // run embedded. One cluster for them all (each costs seconds to start), its nodes started with
 // every suite's settings, which do not meet: each suite works in organizations of its own, and
 // allowing private addresses only makes the sources suite's web validate on 127.0.0.1:9 fail by a
@@ -18,6 +19,7 @@ import {
   startConfluencePeer, startJiraPeer, startWebSite, webSuite, type ConfluencePeer, type GitHubPeer, type GitLabPeer, type GooglePeer, type JiraPeer, type WebSite,
 } from '../contract/connectors-suite.js';
 import { INGEST_FLAGS, ingestSuite, sourcesSuite } from '../contract/ingest-suite.js';
+import { s3SourceSuite, startS3SourcePeer, type S3SourcePeer } from '../contract/s3-source-suite.js';
 import { embeddingsSuite, hybridSuite, startRetrievalUpstreams, type RetrievalUpstreams } from '../contract/retrieval-suite.js';
 
 let up: RetrievalUpstreams;
@@ -27,11 +29,12 @@ let site: WebSite;
 let google: GooglePeer;
 let github: GitHubPeer;
 let wiki: ConfluencePeer;
+let bucket: S3SourcePeer;
 let atlassian: Awaited<ReturnType<typeof startPathRouter>>;
 let target: Awaited<ReturnType<typeof startClusterTarget>>;
 beforeAll(async () => {
-  [up, jira, gitlab, site, google, github, wiki] = await Promise.all([
-    startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer(), startGitHubPeer(), startConfluencePeer(),
+  [up, jira, gitlab, site, google, github, wiki, bucket] = await Promise.all([
+    startRetrievalUpstreams(), startJiraPeer(), startGitLabPeer(), startWebSite(), startGooglePeer(), startGitHubPeer(), startConfluencePeer(), startS3SourcePeer(),
   ]);
   // atlassian-api-url is one URL for both Atlassian APIs: Confluence's gateway paths to its peer, the rest to Jira's.
   atlassian = await startPathRouter([['/ex/confluence/', wiki.url]], jira.url);
@@ -54,6 +57,7 @@ afterAll(async () => {
   await github?.gh.close();
   await atlassian?.close();
   await wiki?.close();
+  await bucket?.close();
 });
 
 describe('hybrid search and the model reranker on a three-node cluster', () => {
@@ -100,4 +104,10 @@ describe('github sources on a three-node cluster', () => {
 
 describe('confluence sources on a three-node cluster', () => {
   confluenceSuite(clusterProfile, () => target, () => wiki);
+});
+
+describe('an s3 source on a three-node cluster', () => {
+  // The tests on the test's clock (schedules) are the embedded service's; the private-address
+  // refusal is the web suite's on this cluster.
+  s3SourceSuite(clusterProfile, () => target, () => bucket);
 });

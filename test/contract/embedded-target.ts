@@ -24,10 +24,16 @@ export interface EmbeddedTarget extends ContractTarget {
   close(): Promise<void>;
 }
 
-/** Starts the service with `flags` (loadConfig's) on top of the suite's, and `env` (SABLE_* variables: the settings read from the environment only, keys). */
-export async function startEmbedded(adapter: TargetProfile['adapter'], flags: Record<string, string> = {}, env: Record<string, string> = {}): Promise<EmbeddedTarget> {
+/** Starts the service with `flags` (loadConfig's) on top of the suite's, `env` (SABLE_* variables: the settings read from the environment only, keys) and `hooks`. */
+export async function startEmbedded(
+  adapter: TargetProfile['adapter'],
+  flags: Record<string, string> = {},
+  env: Record<string, string> = {},
+  /** What only a service in this process takes: the test's clock. */
+  hooks: Parameters<typeof startService>[1] = {},
+): Promise<EmbeddedTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'sable-contract-'));
-  const boot = () => startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, env));
+  const boot = () => startService(loadConfig({ port: '0', 'data-dir': dir, 'http-adapter': adapter, ...flags }, env), hooks);
   let service = await boot();
   let running = true;
   const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, 'keys', ...args, '--data-dir', dir]).toString();
