@@ -58,7 +58,16 @@ export interface ObjectStore {
    * How a caller gets an object's bytes back: a short-lived signed URL to redirect to (object
    * storage), or the bytes streamed by the service (local store). Null when it is gone.
    */
-  download(key: string, expiresSeconds: number): Promise<{ redirect: string } | { stream: Readable; size: number } | null>;
+  download(key: string, expiresSeconds: number, as?: { name: string; contentType: string }): Promise<{ redirect: string } | { stream: Readable; size: number } | null>;
+}
+
+/**
+ * The Content-Disposition of a downloaded original: its name quoted when it is plain ASCII, else
+ * in RFC 5987 form. The quoted form has no character that URI encoders disagree on (!'()*), so
+ * it survives a presigned URL's response-content-disposition on any S3-compatible store.
+ */
+export function attachmentDisposition(name: string): string {
+  return /^[\x20-\x7e]*$/.test(name) && !/["\\!'()*]/.test(name) ? `attachment; filename="${name}"` : `attachment; filename*=UTF-8''${encodeURIComponent(name).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 /** The limits of the contract for Parquet uploads. */

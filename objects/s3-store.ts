@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { failure, S3CallError, S3Client, text } from '../outbound/s3-client.js';
 import { retried, uploadFile, type FileUploadOptions } from '../outbound/s3-multipart.js';
 import { objectPath, presign } from '../outbound/sigv4.js';
-import { SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
+import { attachmentDisposition, SizeMismatch, type ByteLimit, type ObjectStore, type StagedFile, type UploadTarget } from './object-store.js';
 
 /** S3-compatible object storage for uploaded files (else a directory in the data directory). */
 export interface S3Settings {
@@ -108,10 +108,17 @@ export class S3ObjectStore implements ObjectStore {
     return { path: file, release: () => rm(file, { force: true }) };
   }
 
-  async download(key: string, expiresSeconds: number): Promise<{ redirect: string } | null> {
+  /** A presigned GET; with `as`, object storage answers it with the name and type of the original (response-* overrides). */
+  async download(key: string, expiresSeconds: number, as?: { name: string; contentType: string }): Promise<{ redirect: string } | null> {
     if ((await this.size(key)) === null) return null;
+    const query: [string, string][] = as
+      ? [
+          ['response-content-disposition', attachmentDisposition(as.name)],
+          ['response-content-type', as.contentType],
+        ]
+      : [];
     return {
-      redirect: presign({ credentials: this.s3, method: 'GET', endpoint: this.s3.endpoint, path: this.path(key), headers: {}, expiresSeconds }),
+      redirect: presign({ credentials: this.s3, method: 'GET', endpoint: this.s3.endpoint, path: this.path(key), headers: {}, expiresSeconds, query }),
     };
   }
 

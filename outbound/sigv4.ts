@@ -62,6 +62,8 @@ export function presign(o: {
   headers: Record<string, string>;
   expiresSeconds: number;
   now?: Date;
+  /** More query parameters, signed with the rest (e.g. a GET's response-content-disposition). */
+  query?: [string, string][];
 }): string {
   const url = new URL(o.endpoint);
   const date = amzDate(o.now ?? new Date());
@@ -74,6 +76,7 @@ export function presign(o: {
     ['X-Amz-Date', date],
     ['X-Amz-Expires', String(o.expiresSeconds)],
     ['X-Amz-SignedHeaders', names],
+    ...(o.query ?? []),
   ];
   const { request } = canonical(o.method, o.path, query, headers);
   const sig = signature(o.credentials, date, [ALGORITHM, date, scope, sha256(request)].join('\n'));

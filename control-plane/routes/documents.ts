@@ -7,6 +7,7 @@ import type { DocumentService } from '../../ingest/documents/service.js';
 import * as I from '../../ingest/requests.js';
 import { route, type Route } from '../http/router.js';
 import { json, type Response } from '../http/types.js';
+import { attachmentDisposition } from '../../objects/object-store.js';
 
 export function documentRoutes(datasets: DatasetService, documents: DocumentService): Route[] {
   return [
@@ -34,7 +35,7 @@ export function documentRoutes(datasets: DatasetService, documents: DocumentServ
         if ('redirect' in body) return { status: 302, headers: { location: body.redirect } };
         return {
           status: 200,
-          headers: { 'content-type': headerSafe(contentType), 'content-length': String(body.size), 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(name)}` },
+          headers: { 'content-type': headerSafe(contentType), 'content-length': String(body.size), 'content-disposition': attachmentDisposition(name) },
           body: body.stream,
         };
       },

@@ -32,7 +32,7 @@ export class DocumentService {
     const doc = this.store.get(datasetId, id);
     if (!doc) throw new SableError('document_not_found', `document ${id} was not found in dataset ${datasetId}`);
     if (doc.storage_key === null) throw new SableError('document_unavailable', `the original of ${doc.name} was not retained (its source is read in place)`);
-    const body = await this.objects.download(doc.storage_key, DOWNLOAD_URL_SECONDS);
+    const body = await this.objects.download(doc.storage_key, DOWNLOAD_URL_SECONDS, { name: doc.name, contentType: doc.content_type });
     if (!body) throw new SableError('document_unavailable', `the original of ${doc.name} is no longer stored`);
     return { name: doc.name, contentType: doc.content_type, body };
   }

@@ -363,12 +363,7 @@ export function ingestSuite(profile: TargetProfile, t: () => ContractTarget): vo
     expect(missing).toMatchObject({ status: 404, body: { error: 'document_not_found' } });
   });
 
-  // cluster: a downloaded original comes without its name. GET /datasets/{id}/documents/{doc}/download
-  // answers 302 to a presigned S3 GET (objects/s3-store.ts download) signed without
-  // response-content-disposition, so the client that follows it gets the bytes and the type
-  // (stored with the object) and no Content-Disposition; the embedded service streams it with
-  // `attachment; filename*=UTF-8''orbit.pdf`. The local S3 server honours response-content-disposition.
-  it.skipIf(onCluster)('a downloaded original carries its name (Content-Disposition)', async () => {
+  it('a downloaded original carries its name (Content-Disposition)', async () => {
     const pdf = (await api.documents(datasetId)).find((d) => d.name === 'orbit.pdf');
     const res = await fetch(`${t().url()}/datasets/${datasetId}/documents/${pdf.id}/download`, { headers: { 'x-api-key': admin } });
     expect(res.status).toBe(200);
