@@ -6,11 +6,12 @@
 // flight together, and every run completes.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OAuth2Server } from 'oauth2-mock-server';
+import type { OAuth2Server } from 'oauth2-mock-server';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJira } from '../../testkit/peers/jira.js';
 import { startCluster, until503Passes, type TestCluster } from '../support/cluster.js';
+import { startOAuthMock } from '../support/oauth-mock.js';
 
 const SOURCES = 6;
 
@@ -25,12 +26,7 @@ let inFlight = 0;
 let mostInFlight = 0;
 
 beforeAll(async () => {
-  oauth = new OAuth2Server();
-  await oauth.issuer.keys.generate('RS256');
-  await oauth.start(0, '127.0.0.1');
-  oauth.service.on('beforeUserinfo', (res: { body: Record<string, unknown> }) => {
-    res.body = { sub: 'ada', email: 'ada@acme.test' };
-  });
+  oauth = await startOAuthMock('ada@acme.test');
   oauth.service.on('beforeResponse', (res: { body: Record<string, unknown> }, req: { body: Record<string, string> }) => {
     if (req.body.grant_type === 'refresh_token') refreshesUsed.push(req.body.refresh_token);
     if (typeof res.body.access_token === 'string') jiraTokens.add(res.body.access_token);

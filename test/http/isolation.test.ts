@@ -17,7 +17,7 @@ import { createHash, generateKeyPairSync, randomBytes, timingSafeEqual } from 'n
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OAuth2Server } from 'oauth2-mock-server';
+import type { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parquetBytes } from '../../dist/testkit/parquet-writer.js';
 import { PreviewSigner } from '../../dist/answer/preview-ref.js';
@@ -29,6 +29,7 @@ import { UploadSigner } from '../../dist/objects/signer.js';
 import { startJira } from '../../testkit/peers/jira.js';
 import { startLeakyPeer } from '../support/leaky-peer.js';
 import { recorder, serveRecorded, type Answer, type RecordedService } from '../support/recorded.js';
+import { startOAuthMock } from '../support/oauth-mock.js';
 
 // Every MAC check must go through timingSafeEqual: the spy counts the calls (in this process only).
 vi.mock('node:crypto', async (importOriginal) => {
@@ -157,12 +158,7 @@ describe('isolation between organizations and secrecy of credentials', () => {
   };
 
   beforeAll(async () => {
-    oauth = new OAuth2Server();
-    await oauth.issuer.keys.generate('RS256');
-    await oauth.start(0, '127.0.0.1');
-    oauth.service.on('beforeUserinfo', (res: { body: Record<string, unknown> }) => {
-      res.body = { sub: 'ada', email: 'ada@beta.test' };
-    });
+    oauth = await startOAuthMock('ada@beta.test');
     oauth.service.on('beforeResponse', (res: { body: Record<string, unknown>; statusCode: number }, req: { body: Record<string, string> }) => {
       const grant = req.body.grant_type;
       // Providers that quote the request in their refusal: the secrets it carried come back.

@@ -8,12 +8,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OAuth2Server } from 'oauth2-mock-server';
+import type { OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type Service } from '../../dist/control-plane/app.js';
 import { loadConfig } from '../../dist/control-plane/config.js';
 import { startJira } from '../../testkit/peers/jira.js';
 import { ingestClient } from '../support/ingest.js';
+import { startOAuthMock } from '../support/oauth-mock.js';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'control-plane', 'cli.js');
 
@@ -30,12 +31,7 @@ describe('connections (OAuth)', () => {
   const api = ingestClient(() => svc.url, () => svc.createdAdminKey!);
 
   beforeAll(async () => {
-    oauth = new OAuth2Server();
-    await oauth.issuer.keys.generate('RS256');
-    await oauth.start(0, '127.0.0.1');
-    oauth.service.on('beforeUserinfo', (res: { body: Record<string, unknown> }) => {
-      res.body = { sub: 'ada', email: 'ada@acme.test' };
-    });
+    oauth = await startOAuthMock('ada@acme.test');
     oauth.service.on('beforeResponse', (res: { body: Record<string, unknown>; statusCode: number }, req: { body: Record<string, string> }) => {
       if (req.body.grant_type === 'refresh_token') {
         refreshesUsed.push(req.body.refresh_token);
