@@ -23,7 +23,7 @@
  * merges by score. A shard with no replica that answers fails the search: 503
  * vecstack_router_failed, never a silent partial answer.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { DatasetRecord } from '../catalog/datasets/record.js';
 import { shardOf } from '../catalog/placement/shard-of.js';
@@ -37,7 +37,7 @@ import type { RowsQuery } from './replica-wire.js';
 import { Coalesced } from './coalesced.js';
 import { HttpReplica, type ReplicaCalls } from './replica-client.js';
 import { clusterDataset, demote, shardMap, type ClusterDatasetSettings, type ShardMapEntry, type ShardReplica } from './replica-state.js';
-import { appendParts, encodeEntry, splitByShard, type LogEntry, type LogPart } from './shard-log.js';
+import { appendParts, datasetTag, encodeEntry, splitByShard, type LogEntry, type LogPart } from './shard-log.js';
 
 export interface ClusterRouterOptions {
   pool: Pool;
@@ -432,5 +432,5 @@ function fuseShards(hits: ShardHit[], alpha: number, topK: number): ShardHit[] {
 
 /** Where one shard's part of a bulk batch is stored: a fresh key (a retried batch is a new object). */
 function bulkEntryKey(dataset: string, shard: number): string {
-  return `cluster/log/${createHash('sha256').update(dataset).digest('hex').slice(0, 16)}/${shard}/${randomUUID()}.entry`;
+  return `cluster/log/${datasetTag(dataset)}/${shard}/${randomUUID()}.entry`;
 }

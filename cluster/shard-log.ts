@@ -38,7 +38,12 @@ export interface Appended {
 
 /** The NOTIFY channel of a dataset's log (27 bytes, whatever the dataset's name). */
 export function logChannel(dataset: string): string {
-  return 'sable_log_' + createHash('sha256').update(dataset).digest('hex').slice(0, 16);
+  return 'sable_log_' + datasetTag(dataset);
+}
+
+/** A dataset's name as 16 hex digits of its sha256: fit for channel names and object keys, whatever the name holds. */
+export function datasetTag(dataset: string): string {
+  return createHash('sha256').update(dataset).digest('hex').slice(0, 16);
 }
 
 /** Creates the heads of shards 0 .. shards - 1 of a dataset (rows already there are kept). */

@@ -23,7 +23,7 @@ import { Packr } from 'msgpackr';
 import type { Dataset } from '../engine/index.js';
 import { withTransaction, type Pool } from '../outbound/postgres/pool.js';
 import { decodeEntry, encodeEntry } from './log-entry.js';
-import { applyEntry } from './shard-log.js';
+import { applyEntry, datasetTag } from './shard-log.js';
 
 const MAGIC = Buffer.from('SABLSNP1');
 const FRAME_ROWS = 4096;
@@ -51,8 +51,7 @@ export interface SnapshotRow {
 
 /** Where a new snapshot of the shard goes: a fresh key, so an upload never replaces one being read. */
 export function snapshotKey(dataset: string, shard: number, seq: number): string {
-  const dir = createHash('sha256').update(dataset).digest('hex').slice(0, 16);
-  return `cluster/snapshots/${dir}/${shard}/${seq}-${randomUUID()}.snap`;
+  return `cluster/snapshots/${datasetTag(dataset)}/${shard}/${seq}-${randomUUID()}.snap`;
 }
 
 /**

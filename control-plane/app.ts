@@ -157,7 +157,7 @@ export async function startService(config: Config, hooks: ServiceHooks = {}): Pr
     providers: config.oauth,
     callbackUrl: () => `${config.publicUrl ?? listening}/connections/callback`,
     // In a cluster a refresh is single-flight across the nodes: a rotated refresh token is good once.
-    ...(cluster ? { exclusive: <T>(key: string, fn: () => Promise<T>) => cluster.exclusive(key, fn) } : {}),
+    ...(cluster ? { exclusive: cluster.exclusive } : {}),
   });
   const connectionTokens: ConnectionTokens = connections;
   const google = new GoogleTokens(config.ingest.googleTokenUrl, connectionTokens);

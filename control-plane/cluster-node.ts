@@ -101,10 +101,10 @@ export async function joinCluster(config: ClusterConfig, store: ControlStore): P
       tellShardMap();
     },
     drop: async (id) => {
-      const snapshots = await dropClusterDataset(pool, id);
+      const unreferenced = await dropClusterDataset(pool, id);
       tellShardMap();
       // No row names them any more: an object whose removal fails is garbage, never read.
-      for (const key of snapshots) await objectStore?.remove(key).catch(() => {});
+      for (const key of unreferenced) await objectStore?.remove(key).catch(() => {});
     },
   };
   return {
