@@ -17,6 +17,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   sable::binding::register_segments(env, exports);
   sable::binding::register_model(env, exports);
   sable::binding::register_text(env, exports);
+  sable::binding::register_parquet(env, exports);
   return exports;
 }
 

@@ -35,5 +35,6 @@ void register_vocabulary(Napi::Env env, Napi::Object exports);
 void register_segments(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
 void register_text(Napi::Env env, Napi::Object exports);
+void register_parquet(Napi::Env env, Napi::Object exports);
 
 }  // namespace sable::binding
