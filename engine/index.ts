@@ -2,7 +2,7 @@
  * The engine's public surface: everything outside engine/ imports from here, never from the
  * files behind it (a rule dependency-cruiser checks).
  */
-import { native } from './native.js';
+import { native, type NativeParquetChunk, type NativeParquetChunkSpec } from './native.js';
 
 export { Engine, type EngineOptions } from './engine.js';
 export { Dataset } from './dataset/dataset.js';
@@ -17,6 +17,7 @@ export { tokenize } from './keyword/tokenize.js';
 export { fuse, type FusedHit, type HybridCandidate } from './fusion.js';
 export { BM25_B, BM25_K1, bm25Idf, bm25TermScore } from './keyword/bm25-formula.js';
 export type { NativeQueryOptions, NativeResult } from './native.js';
+export type { NativeParquetChunk, NativeParquetChunkSpec } from './native.js';
 export * from './vocabulary.js';
 export type * from './types.js';
 
@@ -27,4 +28,9 @@ export type * from './types.js';
  */
 export function readDecimalVector(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null {
   return native.readDecimalList(bytes, open);
+}
+
+/** One Parquet column chunk decoded by the core (bulk/parquet/native-reader.ts reads files through it). */
+export function decodeParquetChunk(chunk: Uint8Array, spec: NativeParquetChunkSpec): NativeParquetChunk {
+  return native.parquetDecodeChunk(chunk, spec);
 }

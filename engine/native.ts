@@ -109,6 +109,35 @@ export interface NativeBuildOptions {
   threads?: number;
 }
 
+/** What the footer says of one Parquet column chunk (native/core/parquet/column_chunk.h). */
+export interface NativeParquetChunkSpec {
+  /** Parquet's Type enum: BOOLEAN 0, INT32 1, INT64 2, FLOAT 4, DOUBLE 5, BYTE_ARRAY 6. */
+  physicalType: number;
+  /** Parquet's CompressionCodec enum: UNCOMPRESSED 0, SNAPPY 1, ZSTD 6. */
+  codec: number;
+  maxDefinitionLevel: number;
+  maxRepetitionLevel: number;
+  /** ColumnMetaData.num_values (level entries, nulls included). */
+  numValues: number;
+  /** ColumnMetaData.total_uncompressed_size. */
+  uncompressedSize: number;
+  typeLength: number;
+  /** The most decoding the chunk may allocate, all buffers together. */
+  limitBytes: number;
+}
+
+/** A decoded column chunk: the non-null values in order, and the levels (null when the max level is 0). */
+export interface NativeParquetChunk {
+  levels: number;
+  count: number;
+  /** BOOLEAN as one byte each; BYTE_ARRAY's bytes end to end (see offsets). */
+  values: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+  /** BYTE_ARRAY only: count + 1 offsets into values. */
+  offsets: Int32Array | null;
+  defLevels: Uint8Array | null;
+  repLevels: Uint8Array | null;
+}
+
 export interface NativeAddon {
   setErrorClass(cls: new (code: never, message: string) => Error): void;
   /** Every error code the core can raise. */
@@ -154,6 +183,8 @@ export interface NativeAddon {
   modelRelease(handle: number): void;
   /** Mean-pooled, L2-normalised embeddings (sequences x hidden) of framed token sequences. */
   modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number): Promise<Float32Array>;
+  /** One Parquet column chunk; SableError `unsupported` for what the native reader does not read (the caller falls back). */
+  parquetDecodeChunk(chunk: Uint8Array, spec: NativeParquetChunkSpec): NativeParquetChunk;
 }
 
 /**
