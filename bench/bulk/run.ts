@@ -346,6 +346,7 @@ async function main() {
     `| load / decode ceiling | **${(ratio * 100).toFixed(0)}%** (target >= 50%) |`,
     `| until every partition's index is built | ${s(result.indexReadySeconds)} (${result.partitions} partitions) |`,
     `| Sable: one search after that (row ${QUERY_ROW}'s vector, top 10) | ${(result.querySeconds * 1000).toFixed(0)} ms (strategy ${result.strategy ?? '?'}) |`,
+    `| Sable time to searchable: upload start -> that search answered | ${s(result.searchableSeconds)} (${s(result.searchableFromCompleteSeconds)} from upload/complete) |`,
     `| dataset index memory (stats memory_bytes) | ${mb(result.indexMemoryBytes)} |`,
     `| service peak RSS (VmHWM, whole run) | **${mb(result.peakRssBytes)}** (budget: index + 1 GiB = ${mb(budget)}; ${result.peakRssBytes <= budget ? 'within' : 'OVER'}) |`,
     `| service RSS idle before the upload / at the end | ${mb(result.rssIdleBytes)} / ${mb(result.finalRssBytes)} |`,
