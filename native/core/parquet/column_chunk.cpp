@@ -5,6 +5,7 @@
 #include <string>
 
 #include "../common.h"
+#include "delta.h"
 #include "rle_hybrid.h"
 #include "snappy.h"
 #include "thrift_pages.h"
@@ -247,7 +248,10 @@ class Decoder {
   void values(int32_t encoding, const uint8_t* p, size_t size, uint64_t count) {
     if (encoding == kPlainDictionary || encoding == kRleDictionary) return dictionary_values(p, size, count);
     if (type_ == Physical::boolean && encoding == kRle) return rle_booleans(p, size, count);
-    if (encoding != kPlain) refuse("value encoding " + std::to_string(encoding) + " (only PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY)");
+    if (encoding == kDeltaBinaryPacked && (type_ == Physical::int32 || type_ == Physical::int64)) return delta_integers(p, size, count);
+    if (encoding == kDeltaLengthByteArray && type_ == Physical::byte_array) return delta_strings(p, size, count, false);
+    if (encoding == kDeltaByteArray && type_ == Physical::byte_array) return delta_strings(p, size, count, true);
+    if (encoding != kPlain) refuse("value encoding " + std::to_string(encoding) + " for " + type_name(spec_.physical));
     switch (type_) {
       case Physical::boolean: {
         if ((count + 7) / 8 > size) corrupt("a page's booleans run past the page");
@@ -261,6 +265,62 @@ class Decoder {
       default:
         if (count > size / width_) corrupt("a page's values run past the page");
         std::memcpy(out_.data.data() + out_.values * width_, p, size_t(count * width_));
+    }
+    out_.values += count;
+  }
+
+  // `count` integers of a delta run into the scratch of 64-bit values; the bytes it took.
+  size_t delta_run(const uint8_t* p, size_t size, uint64_t count, OwnedBytes& into) {
+    reserve(into, count * 8);
+    return delta_binary_decode(p, size, reinterpret_cast<uint64_t*>(into.data()), size_t(count));
+  }
+
+  void delta_integers(const uint8_t* p, size_t size, uint64_t count) {
+    delta_run(p, size, count, indices_);
+    const uint64_t* v = reinterpret_cast<const uint64_t*>(indices_.data());
+    if (width_ == 8) {
+      std::memcpy(out_.data.data() + out_.values * 8, v, size_t(count * 8));
+    } else {
+      uint32_t* dst = reinterpret_cast<uint32_t*>(out_.data.data()) + out_.values;
+      for (uint64_t i = 0; i < count; i++) dst[i] = uint32_t(v[i]);
+    }
+    out_.values += count;
+  }
+
+  // DELTA_LENGTH_BYTE_ARRAY: the lengths delta-encoded, then the bytes end to end. DELTA_BYTE_ARRAY:
+  // first each value's prefix length shared with the value before, then the suffixes so.
+  void delta_strings(const uint8_t* p, size_t size, uint64_t count, bool prefixed) {
+    size_t at = 0;
+    const uint64_t* prefix = nullptr;
+    if (prefixed) {
+      at = delta_run(p, size, count, prefixes_);
+      prefix = reinterpret_cast<const uint64_t*>(prefixes_.data());
+    }
+    at += delta_run(p + at, size - at, count, indices_);
+    const uint64_t* len = reinterpret_cast<const uint64_t*>(indices_.data());
+    uint64_t suffixes = 0, total = 0;
+    for (uint64_t i = 0; i < count; i++) {
+      // Lengths are int32 on the wire; anything else is refused before it sizes a copy.
+      if (len[i] > uint64_t(INT32_MAX) || (prefix && prefix[i] > uint64_t(INT32_MAX))) corrupt("a negative or huge string length");
+      suffixes += len[i];
+      total += len[i] + (prefix ? prefix[i] : 0);
+    }
+    if (suffixes > size - at) corrupt("a page's strings run past the page");
+    string_room(total);
+    int32_t* offs = reinterpret_cast<int32_t*>(out_.offsets.data()) + out_.values;
+    const uint8_t* src = p + at;
+    for (uint64_t i = 0; i < count; i++) {
+      if (prefix && prefix[i] > 0) {
+        // offs[-1] is the column's previous offset: offs starts at out_.values, past the first.
+        const size_t prev_len = out_.values + i == 0 ? 0 : size_t(offs[i] - offs[int64_t(i) - 1]);
+        if (prefix[i] > prev_len) corrupt("a string's prefix is longer than the string before it");
+        std::memmove(out_.data.data() + bytes_used_, out_.data.data() + bytes_used_ - prev_len, size_t(prefix[i]));
+        bytes_used_ += size_t(prefix[i]);
+      }
+      std::memcpy(out_.data.data() + bytes_used_, src, size_t(len[i]));
+      src += len[i];
+      bytes_used_ += size_t(len[i]);
+      offs[i + 1] = int32_t(bytes_used_);
     }
     out_.values += count;
   }
@@ -350,6 +410,7 @@ class Decoder {
   uint64_t dict_count_ = 0;
   OwnedBytes dict_data_;
   OwnedBytes dict_offsets_;
+  OwnedBytes prefixes_;
 };
 
 }  // namespace

@@ -14,6 +14,9 @@ enum Encoding : int32_t {
   kPlainDictionary = 2,
   kRle = 3,
   kBitPacked = 4,
+  kDeltaBinaryPacked = 5,
+  kDeltaLengthByteArray = 6,
+  kDeltaByteArray = 7,
   kRleDictionary = 8,
 };
 
