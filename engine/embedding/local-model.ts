@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { native, type NativeModelConfig } from '../native.js';
+import { native, type ModelPrecision, type NativeModelConfig } from '../native.js';
 import { readSafetensors } from './safetensors.js';
 import { WordPieceTokenizer, type Encoding } from './wordpiece.js';
 
@@ -48,6 +48,14 @@ interface BertConfigJson {
   hidden_act: string;
 }
 
+/** SABLE_MODEL_PRECISION=f32|bf16|auto, like SABLE_SIMD for the kernels: a process-wide override. */
+function precisionSetting(): ModelPrecision | 'auto' {
+  const v = process.env.SABLE_MODEL_PRECISION;
+  if (v === undefined || v === '') return 'auto';
+  if (v === 'f32' || v === 'bf16' || v === 'auto') return v;
+  throw new Error(`SABLE_MODEL_PRECISION must be f32, bf16 or auto, not ${JSON.stringify(v)}`);
+}
+
 function readConfig(dir: string): BertConfigJson {
   const cfg = JSON.parse(readFileSync(join(dir, 'model', 'config.json'), 'utf8')) as BertConfigJson;
   if (cfg.hidden_act !== 'gelu') throw new Error(`model activation ${cfg.hidden_act} is not supported (gelu only)`);
@@ -78,14 +86,23 @@ export class LocalEmbeddingModel {
     this.dim = dim;
   }
 
+  /** What the linear layers compute in. */
+  get precision(): ModelPrecision {
+    return native.modelPrecision(this.weightsHandle);
+  }
+
   /** The native weights' handle: another thread attaches to it instead of loading them again. */
   get weightsHandle(): number {
     if (this.handle === null) throw new Error('the embedding model is closed');
     return this.handle;
   }
 
-  /** Loads the weights (about 0.3 s) and packs them for the kernels in use. */
-  static open(opts: { dir?: string; threads?: number } = {}): LocalEmbeddingModel {
+  /**
+   * Loads the weights (about 0.3 s) and packs them for the kernels in use: in bfloat16 where the
+   * CPU multiplies it natively (cosine to the float32 model >= 0.999, test/engine/embedding-bf16),
+   * unless `precision` (or SABLE_MODEL_PRECISION) says f32.
+   */
+  static open(opts: { dir?: string; threads?: number; precision?: ModelPrecision | 'auto' } = {}): LocalEmbeddingModel {
     const dir = opts.dir ?? localModelDir();
     const cfg = readConfig(dir);
     const config: NativeModelConfig = {
@@ -97,6 +114,7 @@ export class LocalEmbeddingModel {
       maxPositions: cfg.max_position_embeddings,
       typeVocab: cfg.type_vocab_size,
       layerNormEps: cfg.layer_norm_eps,
+      precision: opts.precision ?? precisionSetting(),
     };
     const tensors: Record<string, Float32Array> = {};
     for (const [name, t] of readSafetensors(join(dir, LOCAL_MODEL.weights))) tensors[name] = t.data;

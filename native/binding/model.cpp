@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "env.h"
+#include "kernels/kernels.h"
 #include "model/bert.h"
 #include "task.h"
 
@@ -31,7 +32,19 @@ size_t size_field(const Napi::Object& o, const char* name) {
   return size_t(d);
 }
 
-// modelCreate({vocab, hidden, layers, heads, intermediate, maxPositions, typeVocab, layerNormEps},
+// 'auto' (absent) takes bfloat16 where the CPU multiplies it natively, else float32.
+Precision precision_of(const Napi::Value& v) {
+  const bool native_bf16 = active_kernels().gemm_bf16_panels != nullptr;
+  if (v.IsUndefined() || v.IsNull()) return native_bf16 ? Precision::Bf16 : Precision::F32;
+  const std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (s == "auto") return native_bf16 ? Precision::Bf16 : Precision::F32;
+  if (s == "f32") return Precision::F32;
+  if (s == "bf16") return Precision::Bf16;  // the encoder refuses it where the CPU cannot
+  throw sable::Error(Code::invalid_argument, "model config: precision must be auto, f32 or bf16");
+}
+
+// modelCreate({vocab, hidden, layers, heads, intermediate, maxPositions, typeVocab, layerNormEps,
+// precision?},
 // {name: Float32Array}) -> handle. The weights are copied (and packed); the arrays may be dropped.
 Napi::Value model_create(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
@@ -47,6 +60,7 @@ Napi::Value model_create(const Napi::CallbackInfo& info) {
     c.max_positions = size_field(cfg, "maxPositions");
     c.type_vocab = size_field(cfg, "typeVocab");
     c.layer_norm_eps = cfg.Get("layerNormEps").As<Napi::Number>().FloatValue();
+    c.precision = precision_of(cfg.Get("precision"));
     auto lookup = [&](const std::string& name, size_t count) -> const float* {
       const Napi::Value v = tensors.Get(name);
       if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
@@ -62,6 +76,14 @@ Napi::Value model_create(const Napi::CallbackInfo& info) {
     const uint32_t h = next_model++;
     models.emplace(h, std::move(model));
     return Napi::Number::New(info.Env(), h);
+  });
+}
+
+// modelPrecision(handle) -> 'f32' | 'bf16': what the model's linear layers compute in.
+Napi::Value model_precision(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const auto model = model_of(uint32_arg(info, 0, "handle"));
+    return Napi::String::New(info.Env(), model->config().precision == Precision::Bf16 ? "bf16" : "f32");
   });
 }
 
@@ -109,6 +131,7 @@ Napi::Value model_embed(const Napi::CallbackInfo& info) {
 void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("modelCreate", Napi::Function::New(env, model_create, "modelCreate"));
   exports.Set("modelRelease", Napi::Function::New(env, model_release, "modelRelease"));
+  exports.Set("modelPrecision", Napi::Function::New(env, model_precision, "modelPrecision"));
   exports.Set("modelEmbed", Napi::Function::New(env, model_embed, "modelEmbed"));
 }
 

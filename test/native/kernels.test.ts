@@ -205,6 +205,60 @@ describe('kernels', () => {
     });
   }
 
+  // The bfloat16 tile: the reference against a float64 product of the inputs rounded to bfloat16
+  // (exact but for float sums), and the AVX512-BF16 tile against the reference, where the CPU has it.
+  const bf16 = (x: number) => {
+    const f = new Float32Array([x]);
+    const u = new Uint32Array(f.buffer);
+    u[0] = ((u[0] + 0x7fff + ((u[0] >>> 16) & 1)) >>> 16) << 16;
+    return f[0];
+  };
+  const bf16Shapes = [[1, 1, 1], [5, 3, 7], [13, 33, 40], [7, 384, 65], [20, 100, 129], [3, 17, 1], [70, 1536, 384], [2, 384, 33]];
+  it('the bfloat16 matrix product reference matches the textbook product of bfloat16 inputs', () => {
+    const rng = new Rng(19);
+    for (const [m, k, n] of bf16Shapes.slice(0, 6)) {
+      const a = Float32Array.from({ length: m * k }, () => rng.gauss());
+      const w = Float32Array.from({ length: n * k }, () => rng.gauss());
+      const bias = Float32Array.from({ length: n }, () => rng.gauss());
+      const got = hooks.kernelGemmBf16('reference', a, w, bias, k);
+      for (let i = 0; i < m; i++)
+        for (let j = 0; j < n; j++) {
+          let dot = bias[j], mag = 0;
+          for (let t = 0; t < k; t++) {
+            dot += bf16(a[i * k + t]) * bf16(w[j * k + t]);
+            mag += Math.abs(a[i * k + t] * w[j * k + t]);
+          }
+          if (!close(got[i * n + j], dot, mag)) throw new Error(`m=${m} k=${k} n=${n} (${i}, ${j}): ${got[i * n + j]} != ${dot}`);
+        }
+    }
+  });
+  const hasBf16 = (() => {
+    try {
+      hooks.kernelGemmBf16('native', new Float32Array(1), new Float32Array(1), null, 1);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasBf16)('the AVX512-BF16 matrix product tile matches its reference (skipped where the CPU lacks AVX512-BF16)', () => {
+    const rng = new Rng(23);
+    for (const [m, k, n] of bf16Shapes) {
+      const a = Float32Array.from({ length: m * k }, () => rng.gauss());
+      const w = Float32Array.from({ length: n * k }, () => rng.gauss());
+      const bias = Float32Array.from({ length: n }, () => rng.gauss());
+      for (const b of [bias, null]) {
+        const got = hooks.kernelGemmBf16('native', a, w, b, k);
+        const want = hooks.kernelGemmBf16('reference', a, w, b, k);
+        expect(got.length).toBe(m * n);
+        for (let i = 0; i < m * n; i++) {
+          let mag = 0;
+          for (let t = 0; t < k; t++) mag += Math.abs(a[Math.floor(i / n) * k + t] * w[(i % n) * k + t]);
+          if (!close(got[i], want[i], mag)) throw new Error(`m=${m} k=${k} n=${n} at ${i}: ${got[i]} != ${want[i]}`);
+        }
+      }
+    }
+  });
+
   it('every variant computes the erf GELU within 2e-6 relative', () => {
     // erf by Abramowitz and Stegun 7.1.26 in float64 (|error| < 1.5e-7) as the textbook value.
     const erf = (x: number) => {

@@ -241,6 +241,45 @@ Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
   });
 }
 
+// Tests: kernelGemmBf16('native' | 'reference', a, w, bias | null, k) -> a (m x k) * w (n x k)^T +
+// bias with a and w rounded to bfloat16, through the AVX512-BF16 tile (unsupported where the CPU
+// lacks it) or the plain-loop reference, on panels of width 32.
+Napi::Value kernel_gemm_bf16(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const std::string variant = string_arg(info, 0, "variant");
+    auto fn = variant == "reference" ? gemm_bf16_panels_reference
+              : variant == "native"  ? kernels_for(Isa::Avx512) ? kernels_for(Isa::Avx512)->gemm_bf16_panels : nullptr
+                                     : throw sable::Error(Code::invalid_argument, "variant must be native or reference");
+    if (!fn) throw sable::Error(Code::unsupported, "this CPU has no AVX512-BF16");
+    const Napi::Float32Array a = float32_arg(info, 1, "a"), w = float32_arg(info, 2, "w");
+    const size_t k = uint32_arg(info, 4, "k");
+    if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
+      throw sable::Error(Code::invalid_argument, "a and w must hold whole rows of k > 0");
+    const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = 32, k2 = (k + 1) / 2;
+    std::vector<uint32_t> panels = pack_bf16_panels(w.Data(), n, k, W);
+    std::vector<float> bias((n + W - 1) / W * W, 0.0f);
+    if (info[3].IsTypedArray()) {
+      const Napi::Float32Array b = float32_arg(info, 3, "bias");
+      if (b.ElementLength() != n) throw sable::Error(Code::invalid_argument, "bias must hold n values");
+      std::copy(b.Data(), b.Data() + n, bias.begin());
+    }
+    std::vector<uint16_t> ab(m * 2 * k2, 0);
+    for (size_t i = 0; i < m; ++i)
+      for (size_t t = 0; t < k; ++t) ab[i * 2 * k2 + t] = bf16_of(a.Data()[i * k + t]);
+    Napi::Float32Array c = Napi::Float32Array::New(info.Env(), m * n);
+    GemmBf16PanelsArgs g;
+    g.a = ab.data();
+    g.k2 = k2;
+    g.panels = panels.data();
+    g.bias = bias.data();
+    g.n = n;
+    g.c = c.Data();
+    g.ldc = n;
+    fn(g, 0, m);
+    return c;
+  });
+}
+
 // Tests: kernelElementwise(isa, 'gelu' | 'softmax', x) -> a copy of x through one variant's
 // gelu_f32 or softmax_f32.
 Napi::Value kernel_elementwise(const Napi::CallbackInfo& info) {
@@ -279,6 +318,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("kernelBits", Napi::Function::New(env, kernel_bits));
   exports.Set("kernelArgmin", Napi::Function::New(env, kernel_argmin));
   exports.Set("kernelGemm", Napi::Function::New(env, kernel_gemm));
+  exports.Set("kernelGemmBf16", Napi::Function::New(env, kernel_gemm_bf16));
   exports.Set("kernelElementwise", Napi::Function::New(env, kernel_elementwise));
   return exports;
 }

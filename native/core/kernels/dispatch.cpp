@@ -30,6 +30,7 @@ struct X86Features {
   bool avx512 = false;
   bool avx512vnni = false;  // AVX-512 (as above) plus VNNI
   bool avx512vpopcntdq = false;  // AVX-512 (as above) plus VPOPCNTDQ
+  bool avx512bf16 = false;  // AVX-512 (as above) plus BF16
 };
 
 X86Features detect_x86() {
@@ -53,6 +54,7 @@ X86Features detect_x86() {
   f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl;
   f.avx512vnni = f.avx512 && ((c >> 11) & 1);  // CPUID.(7,0):ECX bit 11
   f.avx512vpopcntdq = f.avx512 && ((c >> 14) & 1);  // CPUID.(7,0):ECX bit 14
+  if (f.avx512 && __get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1;  // CPUID.(7,1):EAX bit 5
   return f;
 }
 
@@ -62,11 +64,13 @@ const X86Features& x86() {
   return f;
 }
 
-// The AVX-512 table with the extensions this CPU has: VNNI code scoring, VPOPCNTDQ bit codes.
+// The AVX-512 table with the extensions this CPU has: VNNI code scoring, VPOPCNTDQ bit codes,
+// the BF16 matrix product.
 const KernelTable* avx512_table() {
   static const KernelTable table = [] {
     KernelTable t = *(x86().avx512vnni ? kernels_avx512vnni() : kernels_avx512());
     if (x86().avx512vpopcntdq) t.bits_dot_u4_batch = bits_dot_u4_batch_avx512vpopcntdq;
+    if (x86().avx512bf16) t.gemm_bf16_panels = gemm_bf16_panels_avx512bf16;
     return t;
   }();
   return &table;

@@ -115,6 +115,7 @@ constexpr KernelTable kTable = {
     .gelu_f32 = gelu_lanes<v8f>,
     .softmax_f32 = softmax_lanes<v8f>,
     .bits_dot_u4_batch = bits_dot_u4_batch_popcnt,
+    .gemm_bf16_panels = nullptr,
 };
 
 }  // namespace

@@ -43,6 +43,7 @@ constexpr KernelTable four_lane_table(Isa isa, const DistanceKernels& d) {
       .gelu_f32 = gelu_lanes<v4f>,
       .softmax_f32 = softmax_lanes<v4f>,
       .bits_dot_u4_batch = bits_dot_u4_batch_reference,
+      .gemm_bf16_panels = nullptr,
   };
 }
 

@@ -50,6 +50,35 @@ struct GemmPanelsArgs {
   size_t ldc = 0;
 };
 
+// The bfloat16 matrix product tile (KernelTable::gemm_bf16_panels): C = A * B^T + bias as above,
+// A and B rounded to bfloat16 (round to nearest even), products summed in float. A and B are
+// stored as k2 = ceil(k / 2) pairs of bfloat16 (an odd k padded with a zero): a row of A is 2 * k2
+// uint16 values, and B is packed by pack_bf16_panels (pack.h) into panels of W = panel_width rows
+// whose uint32 entry [t * W + lane] holds row lane's values 2t (low half) and 2t + 1 (high half),
+// the operand layout of AVX512-BF16's pairwise dot product.
+struct GemmBf16PanelsArgs {
+  const uint16_t* a = nullptr;    // m x 2 * k2 bfloat16, row-major
+  size_t k2 = 0;
+  const uint32_t* panels = nullptr;  // ceil(n / W) panels of k2 x W pairs
+  const float* bias = nullptr;    // ceil(n / W) * W floats, zero padded
+  size_t n = 0;
+  float* c = nullptr;             // m x ldc, row-major; columns [0, n) written
+  size_t ldc = 0;
+};
+
+// x rounded to bfloat16, to nearest even (NaN stays NaN): what VCVTNEPS2BF16 computes.
+inline uint16_t bf16_of(float x) {
+  uint32_t u;
+  __builtin_memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// The plain-loop bfloat16 tile, the reference the AVX512-BF16 variant is checked against.
+void gemm_bf16_panels_reference(const GemmBf16PanelsArgs& a, size_t begin, size_t end);
+// The AVX512-BF16 tile (kernels/gemm_avx512bf16.cpp, x86 builds only), for panels of width 32.
+void gemm_bf16_panels_avx512bf16(const GemmBf16PanelsArgs& a, size_t begin, size_t end);
+
 // SQ8 codes decode per dimension as x[i] = vmin[i] + scale[i] * code[i].
 //
 // Batched code scoring (the IVF scan and its coarse step): out[i] = <w, code_i> for i < count,
@@ -96,6 +125,10 @@ struct KernelTable {
   // planes 4 x words words (plane k holds bit k of every query coordinate).
   void (*bits_dot_u4_batch)(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
                             size_t count, uint32_t* out);
+  // The bfloat16 matrix-product tile (see GemmBf16PanelsArgs), set only where the CPU computes
+  // bfloat16 dot products natively (AVX512-BF16): elsewhere nullptr, and the model stays float32,
+  // which is faster than bfloat16 emulated.
+  void (*gemm_bf16_panels)(const GemmBf16PanelsArgs& a, size_t begin, size_t end);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared

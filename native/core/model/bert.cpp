@@ -39,12 +39,12 @@ BertEncoder::BertEncoder(const BertConfig& c, const TensorLookup& tensor) : conf
       std::memcpy(w.data() + i * h * h, tensor(q + ".weight", h * h), h * h * sizeof(float));
       std::memcpy(b.data() + i * h, tensor(q + ".bias", h), h * sizeof(float));
     }
-    L.qkv = Linear(w.data(), b.data(), h, 3 * h);
-    L.attn_out = Linear(tensor(p + "attention.output.dense.weight", h * h), tensor(p + "attention.output.dense.bias", h), h, h);
+    L.qkv = Linear(w.data(), b.data(), h, 3 * h, c.precision);
+    L.attn_out = Linear(tensor(p + "attention.output.dense.weight", h * h), tensor(p + "attention.output.dense.bias", h), h, h, c.precision);
     L.ln1_gamma = copy_of(tensor(p + "attention.output.LayerNorm.weight", h), h);
     L.ln1_beta = copy_of(tensor(p + "attention.output.LayerNorm.bias", h), h);
-    L.ffn_in = Linear(tensor(p + "intermediate.dense.weight", f * h), tensor(p + "intermediate.dense.bias", f), h, f);
-    L.ffn_out = Linear(tensor(p + "output.dense.weight", h * f), tensor(p + "output.dense.bias", h), f, h);
+    L.ffn_in = Linear(tensor(p + "intermediate.dense.weight", f * h), tensor(p + "intermediate.dense.bias", f), h, f, c.precision);
+    L.ffn_out = Linear(tensor(p + "output.dense.weight", h * f), tensor(p + "output.dense.bias", h), f, h, c.precision);
     L.ln2_gamma = copy_of(tensor(p + "output.LayerNorm.weight", h), h);
     L.ln2_beta = copy_of(tensor(p + "output.LayerNorm.bias", h), h);
   }

@@ -17,6 +17,7 @@ namespace sable {
 struct BertConfig {
   size_t vocab = 0, hidden = 0, layers = 0, heads = 0, intermediate = 0, max_positions = 0, type_vocab = 0;
   float layer_norm_eps = 1e-12f;
+  Precision precision = Precision::F32;  // of the linear layers; attention is float32 always
 };
 
 // Looks up a weight tensor by its Hugging Face name; returns its `count` floats, or throws
