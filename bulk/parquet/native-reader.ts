@@ -203,18 +203,15 @@ function metadataFits(leaf: Leaf, kind: MetadataKind): boolean {
  * starting every `dim` entries, is checked in one pass; the slow path names the first bad row.
  */
 function vectorsOf(chunk: NativeParquetChunk, leaf: Leaf, rows: number, dim: number, firstRow: number): Float32Array {
-  const rep = chunk.repLevels!;
-  let regular = chunk.count === chunk.levels && chunk.levels === rows * dim;
-  for (let r = 0; regular && r < rows; r++) {
-    const at = r * dim;
-    if (rep[at] !== 0) regular = false;
-    for (let j = 1; regular && j < dim; j++) if (rep[at + j] !== 1) regular = false;
-  }
+  if (rows === 0 && chunk.levels === 0) return new Float32Array(0);
+  // The decoder's summaries: every row `dim` level entries, each a value.
+  const regular = chunk.count === chunk.levels && chunk.records === rows && chunk.recordLength === dim;
   if (!regular) throw firstBadRow(chunk, leaf, rows, dim, firstRow);
   const values = chunk.values as Float32Array | Float64Array;
   // Float32 values are the decoder's own buffer, kept as they are: no copy.
+  if (values instanceof Float32Array && chunk.firstNonFinite < 0) return values;
   const out = values instanceof Float32Array ? values : new Float32Array(values);
-  for (let i = 0; i < out.length; i++) {
+  for (let i = values instanceof Float32Array ? chunk.firstNonFinite : 0; i < out.length; i++) {
     const f = out[i];
     // A float64 beyond float32's range became Infinity above and is refused with the rest.
     if (f - f !== 0) {

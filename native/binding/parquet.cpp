@@ -61,6 +61,9 @@ Napi::Value decode_chunk_js(const Napi::CallbackInfo& info) {
     Napi::Object out = Napi::Object::New(env);
     out.Set("levels", Napi::Number::New(env, double(d.levels)));
     out.Set("count", Napi::Number::New(env, double(d.values)));
+    out.Set("records", Napi::Number::New(env, double(d.records)));
+    out.Set("recordLength", Napi::Number::New(env, double(d.record_length)));
+    out.Set("firstNonFinite", Napi::Number::New(env, double(d.first_non_finite)));
     const size_t count = size_t(d.values);
     Napi::ArrayBuffer data = hand_over(env, d.data);
     switch (Physical(spec.physical)) {

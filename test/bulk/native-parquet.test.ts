@@ -235,6 +235,13 @@ describe('native Parquet reader: same rows as parquet-wasm', () => {
     expect(err).toBeInstanceOf(ShapeError);
     expect(err.type).toBe('non_finite_value');
     expect(err.message).toBe('row 13 holds a non-finite value (NaN) at position 2');
+    // A float64 past float32's range becomes Infinity in float32 and is refused.
+    const huge = sample(30, dim, 14, true);
+    huge.vectors[21 * dim + 1] = 1e300;
+    const b3 = parquetBytes([{ ...huge, metadata: undefined }], { rowGroupRows: 30 });
+    const nativeErr = await readGroupNative(inMemory(b3), await readFooter(inMemory(b3)), wide, dim, 0, 0).catch((e) => e);
+    expect(nativeErr).toBeInstanceOf(ShapeError);
+    expect(nativeErr.message).toMatch(/^row 21 holds a non-finite value \(1e\+300\) at position 1$/);
   });
 });
 

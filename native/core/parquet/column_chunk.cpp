@@ -90,10 +90,52 @@ class Decoder {
     out_.offsets.set_size(type_ == Physical::byte_array ? size_t(out_.values + 1) * 4 : 0);
     out_.def.set_size(spec_.max_def > 0 ? size_t(n) : 0);
     out_.rep.set_size(spec_.max_rep > 0 ? size_t(n) : 0);
+    summarise();
     return std::move(out_);
   }
 
  private:
+  void summarise() {
+    const uint64_t n = out_.levels;
+    if (spec_.max_rep == 0) {
+      out_.records = n;
+      out_.record_length = 1;
+    } else {
+      const uint8_t* r = out_.rep.data();
+      uint64_t records = 0;
+      // Uniform when record k starts exactly at k * the first record's length.
+      uint64_t first_len = 0;
+      while (first_len + 1 < n && r[first_len + 1] != 0) first_len++;
+      first_len = n == 0 ? 0 : first_len + 1;
+      bool uniform = n > 0 && r[0] == 0;
+      for (uint64_t i = 0; i < n; i++) records += r[i] == 0;
+      if (uniform) {
+        for (uint64_t at = 0; uniform && at < n; at += first_len) {
+          if (r[at] != 0) uniform = false;
+          for (uint64_t j = at + 1; uniform && j < at + first_len && j < n; j++) uniform = r[j] != 0;
+        }
+        uniform = uniform && n % first_len == 0;
+      }
+      out_.records = records;
+      out_.record_length = uniform ? int64_t(first_len) : -1;
+    }
+    if (type_ == Physical::float32) out_.first_non_finite = first_non_finite<uint32_t>(0x7f800000u);
+    else if (type_ == Physical::float64) out_.first_non_finite = first_non_finite<uint64_t>(0x7ff0000000000000ull);
+  }
+
+  // Exponent bits all set: NaN or infinity. One branch-free pass, then the index if any.
+  template <class U>
+  int64_t first_non_finite(U exponent) const {
+    const U* v = reinterpret_cast<const U*>(out_.data.data());
+    const uint64_t n = out_.values;
+    uint64_t found = 0;
+    for (uint64_t i = 0; i < n; i++) found |= (v[i] & exponent) == exponent;
+    if (!found) return -1;
+    for (uint64_t i = 0; i < n; i++)
+      if ((v[i] & exponent) == exponent) return int64_t(i);
+    return -1;
+  }
+
   void check_spec() {
     if (spec_.physical < 0 || spec_.physical > 7) corrupt("physical type " + std::to_string(spec_.physical) + " is unknown");
     type_ = Physical(spec_.physical);

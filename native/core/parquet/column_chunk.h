@@ -43,6 +43,13 @@ struct DecodedChunk {
   // One byte per level entry; empty when the chunk's max level is 0.
   OwnedBytes def;
   OwnedBytes rep;
+  // Summaries that spare the caller a pass over millions of entries. Records: level entries
+  // with repetition level 0 (all of them when the max is 0).
+  uint64_t records = 0;
+  // When every record has the same number of level entries, that number; else -1.
+  int64_t record_length = -1;
+  // FLOAT and DOUBLE: the index of the first NaN or infinite value; else -1.
+  int64_t first_non_finite = -1;
 };
 
 DecodedChunk decode_column_chunk(const uint8_t* chunk, size_t size, const ChunkSpec& spec);
