@@ -130,6 +130,12 @@ export interface NativeParquetChunkSpec {
 export interface NativeParquetChunk {
   levels: number;
   count: number;
+  /** Level entries that start a record (repetition level 0). */
+  records: number;
+  /** Level entries per record when every record has as many; else -1. */
+  recordLength: number;
+  /** FLOAT and DOUBLE: the index of the first NaN or infinite value; else -1. */
+  firstNonFinite: number;
   /** BOOLEAN as one byte each; BYTE_ARRAY's bytes end to end (see offsets). */
   values: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
   /** BYTE_ARRAY only: count + 1 offsets into values. */
@@ -181,6 +187,8 @@ export interface NativeAddon {
   /** A BERT encoder from its configuration and float32 weights by Hugging Face name (copied). */
   modelCreate(config: NativeModelConfig, tensors: Record<string, Float32Array>): number;
   modelRelease(handle: number): void;
+  /** What the model's linear layers compute in: bf16 where the CPU multiplies it natively (auto). */
+  modelPrecision(handle: number): ModelPrecision;
   /** Mean-pooled, L2-normalised embeddings (sequences x hidden) of framed token sequences. */
   modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number): Promise<Float32Array>;
   /** One Parquet column chunk; SableError `unsupported` for what the native reader does not read (the caller falls back). */
@@ -212,9 +220,13 @@ export interface KernelTestHooks {
     { labels: Uint32Array; keys: Float32Array };
   /** a (m x k) * w (n x k)^T + bias through one variant's gemm_f32_panels. */
   kernelGemm(isa: string, a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
+  /** The same with a and w rounded to bfloat16: the AVX512-BF16 tile (unsupported without it) or its plain-loop reference. */
+  kernelGemmBf16(variant: 'native' | 'reference', a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
   /** x through one variant's gelu_f32 or softmax_f32 (a copy). */
   kernelElementwise(isa: string, kernel: 'gelu' | 'softmax', x: Float32Array): Float32Array;
 }
+
+export type ModelPrecision = 'f32' | 'bf16';
 
 export interface NativeModelConfig {
   vocab: number;
@@ -225,6 +237,8 @@ export interface NativeModelConfig {
   maxPositions: number;
   typeVocab: number;
   layerNormEps: number;
+  /** auto (the default): bf16 where the CPU has AVX512-BF16, else f32. */
+  precision?: ModelPrecision | 'auto';
 }
 
 const require = createRequire(import.meta.url);
