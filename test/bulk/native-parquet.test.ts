@@ -98,7 +98,7 @@ function chunkMetas(footer: Footer): Struct[] {
 }
 const pageTypes = (m: Struct) => (((m.get(13)?.value as ListValue | undefined)?.items ?? []) as Struct[]).map((s) => Number(s.get(1)!.value));
 const encodings = (m: Struct) => ((m.get(2)!.value as ListValue).items as number[]).map(Number);
-const CODEC = { [pq.Compression.UNCOMPRESSED]: 0, [pq.Compression.SNAPPY]: 1, [pq.Compression.ZSTD]: 6 } as Record<number, number>;
+const CODEC = { [pq.Compression.UNCOMPRESSED]: 0, [pq.Compression.SNAPPY]: 1, [pq.Compression.GZIP]: 2, [pq.Compression.ZSTD]: 6 } as Record<number, number>;
 
 /** One column chunk's bytes and the spec its footer gives (first group), for the hostile tests. */
 async function chunkAndSpec(bytes: Uint8Array, column: string): Promise<{ chunk: Uint8Array; spec: NativeParquetChunkSpec }> {
@@ -137,7 +137,7 @@ function sample(n: number, dim: number, seed: number, f64 = false): VectorBatch 
 
 describe('native Parquet reader: same rows as parquet-wasm', () => {
   const cases: { name: string; p: Props; o: WriterOptions; f64?: boolean }[] = [];
-  for (const compression of [pq.Compression.UNCOMPRESSED, pq.Compression.SNAPPY, pq.Compression.ZSTD]) {
+  for (const compression of [pq.Compression.UNCOMPRESSED, pq.Compression.SNAPPY, pq.Compression.ZSTD, pq.Compression.GZIP]) {
     for (const dictionary of [false, true]) {
       for (const v2 of [false, true]) {
         cases.push({ name: `${pq.Compression[compression]} dictionary=${dictionary} v${v2 ? 2 : 1}`, p: { compression, dictionary, v2, rowGroupRows: 700 }, o: { listKind: 'fixed' } });
@@ -246,31 +246,37 @@ describe('native Parquet reader: same rows as parquet-wasm', () => {
 });
 
 describe('native Parquet reader: what it refuses for parquet-wasm to read', () => {
-  it('GZIP chunks', async () => {
+  it('codecs other than UNCOMPRESSED, SNAPPY, ZSTD and GZIP (LZ4_RAW, BROTLI)', async () => {
     const dim = 4;
-    const bytes = write([sample(200, dim, 8)], {}, { compression: pq.Compression.GZIP, dictionary: false, v2: false, rowGroupRows: 200 });
-    const { shape } = await wasmGroups(bytes, dim);
-    const err = await nativeGroups(bytes, shape, dim).catch((e) => e);
-    expect(err).toBeInstanceOf(NativeUnsupported);
-    expect(err.message).toMatch(/codec GZIP/);
+    for (const [compression, name] of [[pq.Compression.LZ4_RAW, 'LZ4_RAW'], [pq.Compression.BROTLI, 'BROTLI']] as const) {
+      const bytes = write([sample(200, dim, 8)], {}, { compression, dictionary: false, v2: false, rowGroupRows: 200 });
+      const { shape } = await wasmGroups(bytes, dim);
+      const err = await nativeGroups(bytes, shape, dim).catch((e) => e);
+      expect(err).toBeInstanceOf(NativeUnsupported);
+      expect(err.message).toContain(`codec ${name}`);
+    }
   });
 
-  it('ZSTD where libzstd cannot be opened: codec unavailable', () => {
+  it('ZSTD and GZIP where their library cannot be opened: codec unavailable', () => {
     const path = join(dir, 'zstd.parquet');
     writeFileSync(path, write([sample(100, 4, 9)], {}, { compression: pq.Compression.ZSTD, dictionary: false, v2: false, rowGroupRows: 100 }));
+    const gzipPath = join(dir, 'gzip.parquet');
+    writeFileSync(gzipPath, write([sample(100, 4, 9)], {}, { compression: pq.Compression.GZIP, dictionary: false, v2: false, rowGroupRows: 100 }));
     const script = `
       import { readFileSync } from 'node:fs';
       import { readFooter } from '${process.cwd()}/dist/bulk/parquet/row-group-file.js';
       import { readGroupNative, NativeUnsupported } from '${process.cwd()}/dist/bulk/parquet/native-reader.js';
-      const bytes = readFileSync(${JSON.stringify(path)});
+      const bytes = readFileSync(process.env.FILE);
       const file = { size: bytes.length, read: async (a, b) => Uint8Array.from(bytes.subarray(a, b)) };
       const shape = { vectorColumn: 'embedding', idColumn: 'id', metadata: [] };
       try { await readGroupNative(file, await readFooter(file), shape, 4, 0, 0); console.log('decoded'); }
       catch (e) { console.log(e instanceof NativeUnsupported ? 'unsupported' : 'other', e.message); }`;
     const run = (env: Record<string, string>) =>
       execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }).trim();
-    expect(run({ SABLE_ZSTD_LIBRARY: join(dir, 'no-such-libzstd.so.1') })).toMatch(/^unsupported .*codec unavailable: ZSTD needs .*no-such-libzstd\.so\.1/);
-    expect(run({})).toBe('decoded');
+    expect(run({ FILE: path, SABLE_ZSTD_LIBRARY: join(dir, 'no-such-libzstd.so.1') })).toMatch(/^unsupported .*codec unavailable: ZSTD needs .*no-such-libzstd\.so\.1/);
+    expect(run({ FILE: path })).toBe('decoded');
+    expect(run({ FILE: gzipPath, SABLE_ZLIB_LIBRARY: join(dir, 'no-such-libz.so.1') })).toMatch(/^unsupported .*codec unavailable: GZIP needs .*no-such-libz\.so\.1/);
+    expect(run({ FILE: gzipPath })).toBe('decoded');
   });
 
   it('unsigned ids', async () => {
@@ -338,6 +344,7 @@ describe('native Parquet reader: hostile chunks end in clean errors', () => {
       write([sample(400, 8, 11)], {}, { compression: pq.Compression.SNAPPY, dictionary: true, v2: false, rowGroupRows: 400 }),
       // v2 pages, delta-encoded ids and strings, RLE booleans.
       write([sample(400, 8, 13)], {}, { compression: pq.Compression.ZSTD, dictionary: false, v2: true, rowGroupRows: 400 }),
+      write([sample(400, 8, 15)], {}, { compression: pq.Compression.GZIP, dictionary: true, v2: false, rowGroupRows: 400 }),
     ];
     for (const [bytes, column] of files.flatMap((b) => ['embedding', 'tag', 'id', 'flag'].map((c) => [b, c] as const))) {
       const { chunk, spec: s } = await chunkAndSpec(bytes, column);

@@ -6,6 +6,7 @@
 
 #include "../common.h"
 #include "delta.h"
+#include "gzip_dl.h"
 #include "rle_hybrid.h"
 #include "snappy.h"
 #include "thrift_pages.h"
@@ -149,7 +150,7 @@ class Decoder {
       default: refuse(std::string("physical type ") + type_name(spec_.physical));
     }
     const Codec c = Codec(spec_.codec);
-    if (c != Codec::uncompressed && c != Codec::snappy && c != Codec::zstd) refuse(std::string("codec ") + codec_name(spec_.codec));
+    if (c != Codec::uncompressed && c != Codec::snappy && c != Codec::zstd && c != Codec::gzip) refuse(std::string("codec ") + codec_name(spec_.codec));
     if (spec_.max_def < 0 || spec_.max_def > 255 || spec_.max_rep < 0 || spec_.max_rep > 255) refuse("levels above 255");
     if (spec_.num_values < 0 || spec_.uncompressed_size < 0) corrupt("negative num_values or total_uncompressed_size");
     if (uint64_t(spec_.uncompressed_size) > spec_.limit_bytes) {
@@ -178,8 +179,11 @@ class Decoder {
       return src;
     }
     reserve(scratch_, expected);
-    if (Codec(spec_.codec) == Codec::snappy) snappy_decompress(src, size, scratch_.data(), expected);
-    else zstd_decompress(src, size, scratch_.data(), expected);
+    switch (Codec(spec_.codec)) {
+      case Codec::snappy: snappy_decompress(src, size, scratch_.data(), expected); break;
+      case Codec::zstd: zstd_decompress(src, size, scratch_.data(), expected); break;
+      default: gzip_decompress(src, size, scratch_.data(), expected); break;
+    }
     return scratch_.data();
   }
 

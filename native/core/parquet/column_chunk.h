@@ -1,9 +1,11 @@
 // One Parquet column chunk decoded into flat buffers: the values (non-null ones only, in order),
 // the definition and repetition levels, and for BYTE_ARRAY the values' offsets. Scoped to what
 // vector files hold: FLOAT, DOUBLE, INT32, INT64, BOOLEAN and BYTE_ARRAY leaves; PLAIN and
-// dictionary encodings; v1 and v2 data pages; UNCOMPRESSED, SNAPPY and ZSTD. Anything else is
-// refused with Error(unsupported) so the caller can fall back to a general decoder; malformed
-// data is refused with Error(invalid_argument). Nothing is allocated past `limit_bytes`.
+// dictionary encodings (and the delta ones v2 writers fall back to); v1 and v2 data pages;
+// UNCOMPRESSED, SNAPPY, and ZSTD and GZIP through the system's libraries opened at first use.
+// Anything else is refused with Error(unsupported) so the caller can fall back to a general
+// decoder; malformed data is refused with Error(invalid_argument). Nothing is allocated past
+// `limit_bytes`.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -28,7 +28,9 @@ Zstd load() {
   const char* name = std::getenv("SABLE_ZSTD_LIBRARY");
   if (!name || !*name) name = "libzstd.so.1";
   // Never closed: the functions stay in use for the life of the process.
-  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  // DEEPBIND: the library's calls among its own functions stay inside it, whatever the process
+  // exports under the same names (Node exports its bundled zlib; see gzip_dl.cpp).
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (!lib) {
     const char* e = dlerror();
     z.why = std::string("codec unavailable: ZSTD needs ") + name + ", which cannot be opened (" + (e ? e : "unknown") + ")";
