@@ -30,6 +30,15 @@ export function readDecimalVector(bytes: Uint8Array, open: number): { values: Fl
   return native.readDecimalList(bytes, open);
 }
 
+/**
+ * Lowers the calling thread to background priority (nice +10 on Linux) for good: for worker
+ * threads that do only background work (ingestion's parsers, bulk loads' decoders), so searches
+ * take the CPU first when both want it.
+ */
+export function lowerThisThreadPriority(): void {
+  native.lowerThreadPriority();
+}
+
 /** One Parquet column chunk decoded by the core (bulk/parquet/native-reader.ts reads files through it). */
 export function decodeParquetChunk(chunk: Uint8Array, spec: NativeParquetChunkSpec): NativeParquetChunk {
   return native.parquetDecodeChunk(chunk, spec);

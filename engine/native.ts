@@ -190,7 +190,9 @@ export interface NativeAddon {
   /** What the model's linear layers compute in: bf16 where the CPU multiplies it natively (auto). */
   modelPrecision(handle: number): ModelPrecision;
   /** Mean-pooled, L2-normalised embeddings (sequences x hidden) of framed token sequences. */
-  modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number): Promise<Float32Array>;
+  modelEmbed(handle: number, tokens: Int32Array, lengths: Uint32Array, threads: number, background?: boolean): Promise<Float32Array>;
+  /** The calling thread (one doing only background work: parsing, bulk decoding) to background priority, for good. */
+  lowerThreadPriority(): void;
   /** One Parquet column chunk; SableError `unsupported` for what the native reader does not read (the caller falls back). */
   parquetDecodeChunk(chunk: Uint8Array, spec: NativeParquetChunkSpec): NativeParquetChunk;
 }

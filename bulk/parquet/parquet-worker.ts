@@ -6,9 +6,13 @@
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
+import { lowerThisThreadPriority } from '../../engine/index.js';
 import { groupData, type GroupData } from './group.js';
 import { fileAccess, readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
 import { shapeOf, ShapeError, type FileShape, type LoadProblem } from './shape.js';
+
+// A bulk load's decoding is background work: searches take the CPU first.
+lowerThisThreadPriority();
 
 export type ParquetTask =
   | { op: 'inspect'; path: string; dim: number; idRequired: boolean }

@@ -135,8 +135,11 @@ export class LocalEmbeddingModel {
     return this.tokenizer.encode(text).ids.length;
   }
 
-  /** One L2-normalised vector per text, in order. */
-  async embed(texts: string[], stats?: EmbedStats): Promise<Float32Array[]> {
+  /**
+   * One L2-normalised vector per text, in order. `background` (documents being ingested) computes
+   * at background priority, off the libuv pool, so it never delays a search or a query's embedding.
+   */
+  async embed(texts: string[], stats?: EmbedStats, opts: { background?: boolean } = {}): Promise<Float32Array[]> {
     if (this.handle === null) throw new Error('the embedding model is closed');
     const windowsOf: number[][][] = texts.map((t) => this.windows(this.tokenizer.encode(t)));
     const all = windowsOf.flat();
@@ -152,7 +155,7 @@ export class LocalEmbeddingModel {
       tokens[at++] = this.tokenizer.sepId;
       lengths[i] = w.length + 2;
     });
-    const flat = all.length > 0 ? await native.modelEmbed(this.handle, tokens, lengths, Math.min(this.threads, all.length)) : new Float32Array(0);
+    const flat = all.length > 0 ? await native.modelEmbed(this.handle, tokens, lengths, Math.min(this.threads, all.length), opts.background ?? false) : new Float32Array(0);
     if (stats) {
       stats.texts += texts.length;
       stats.windows += all.length;

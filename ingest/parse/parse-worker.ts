@@ -4,13 +4,16 @@
  * cannot be parsed answers with a typed problem; nothing is thrown for bad input.
  */
 import { open } from 'node:fs/promises';
-import { localTokenizer, type WordPieceTokenizer } from '../../engine/index.js';
+import { localTokenizer, lowerThisThreadPriority, type WordPieceTokenizer } from '../../engine/index.js';
 import type { FileErrorType } from '../../errors/job-errors.js';
 import { chunk, type Chunk, type ChunkingOptions } from './chunker.js';
 import { ParseError } from './document.js';
 import type { Selectors } from './formats/html.js';
 import { pageLinks, type PageLinks } from './links.js';
 import { parseBytes } from './parse.js';
+
+// Parsing is background work: searches take the CPU first.
+lowerThisThreadPriority();
 
 export interface ParseTask {
   path: string;

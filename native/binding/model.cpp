@@ -7,6 +7,7 @@
 #include "env.h"
 #include "kernels/kernels.h"
 #include "model/bert.h"
+#include "priority.h"
 #include "task.h"
 
 namespace sable::binding {
@@ -96,8 +97,9 @@ Napi::Value model_release(const Napi::CallbackInfo& info) {
   });
 }
 
-// modelEmbed(handle, tokens: Int32Array, lengths: Uint32Array, threads) -> Promise<Float32Array>
-// (sequences x hidden), computed off the JS thread.
+// modelEmbed(handle, tokens: Int32Array, lengths: Uint32Array, threads, background?) ->
+// Promise<Float32Array> (sequences x hidden), computed off the JS thread: on the libuv pool (a
+// query's embedding, which a search waits for), or at background priority (documents).
 Napi::Value model_embed(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto model = model_of(uint32_arg(info, 0, "handle"));
@@ -115,7 +117,8 @@ Napi::Value model_embed(const Napi::CallbackInfo& info) {
     auto out = std::make_shared<std::vector<float>>(count * hidden);
     const int32_t* tp = tokens.Data();
     const uint32_t* lp = lengths.Data();
-    return queue(new Task(
+    const bool background = info.Length() > 4 && info[4].ToBoolean().Value();
+    return (background ? queue_background : queue)(new Task(
         info.Env(), [model, tp, lp, count, out, threads] { model->embed(tp, lp, count, out->data(), threads); },
         [out](Napi::Env env) -> Napi::Value {
           Napi::Float32Array a = Napi::Float32Array::New(env, out->size());
@@ -133,6 +136,12 @@ void register_model(Napi::Env env, Napi::Object exports) {
   exports.Set("modelRelease", Napi::Function::New(env, model_release, "modelRelease"));
   exports.Set("modelPrecision", Napi::Function::New(env, model_precision, "modelPrecision"));
   exports.Set("modelEmbed", Napi::Function::New(env, model_embed, "modelEmbed"));
+  // lowerThreadPriority(): the calling thread (a worker thread that does only background work)
+  // to background priority, for good.
+  exports.Set("lowerThreadPriority", Napi::Function::New(env, [](const Napi::CallbackInfo& info) {
+    sable::lower_this_thread_priority();
+    return info.Env().Undefined();
+  }, "lowerThreadPriority"));
 }
 
 }  // namespace sable::binding

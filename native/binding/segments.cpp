@@ -370,7 +370,7 @@ Napi::Value segment_build(const Napi::CallbackInfo& info) {
     }
     seg->seal();
     auto extended = std::make_shared<bool>(false);
-    return queue(new Task(info.Env(), [seg, type, opts, extended] { *extended = seg->build(type, opts); },
+    return queue_background(new Task(info.Env(), [seg, type, opts, extended] { *extended = seg->build(type, opts); },
                           [extended](Napi::Env env) -> Napi::Value { return Napi::Boolean::New(env, *extended); }));
   });
 }
@@ -380,7 +380,7 @@ Napi::Value segment_compact_rows(const Napi::CallbackInfo& info) {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     IndexType type = parse_index_type(string_arg(info, 1, "indexType"));
     auto half = std::make_shared<bool>(false);
-    return queue(new Task(info.Env(), [seg, type, half] { *half = seg->compact_rows_for(type); },
+    return queue_background(new Task(info.Env(), [seg, type, half] { *half = seg->compact_rows_for(type); },
                           [half](Napi::Env env) { return Napi::Boolean::New(env, *half); }));
   });
 }
@@ -422,7 +422,7 @@ Napi::Value segment_absorb(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto target = segment_of(uint32_arg(info, 0, "target"));
     auto source = segment_of(uint32_arg(info, 1, "source"));
-    return queue(new Task(info.Env(), [target, source] { target->append_live_rows_of(*source); },
+    return queue_background(new Task(info.Env(), [target, source] { target->append_live_rows_of(*source); },
                           [](Napi::Env env) { return env.Undefined(); }));
   });
 }
@@ -432,7 +432,7 @@ Napi::Value segment_live_copy(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto source = segment_of(uint32_arg(info, 0, "handle"));
     auto copy = std::make_shared<std::shared_ptr<Segment>>();
-    return queue(new Task(info.Env(), [source, copy] { *copy = source->live_copy(); },
+    return queue_background(new Task(info.Env(), [source, copy] { *copy = source->live_copy(); },
                           [copy](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, register_segment(*copy)); }));
   });
 }
@@ -444,7 +444,7 @@ Napi::Value segment_extend(const Napi::CallbackInfo& info) {
     auto base = segment_of(uint32_arg(info, 0, "base"));
     auto sources = segments_arg(info, 1);
     auto made = std::make_shared<std::shared_ptr<Segment>>();
-    return queue(new Task(info.Env(), [base, sources, made] { *made = base->extended(sources); },
+    return queue_background(new Task(info.Env(), [base, sources, made] { *made = base->extended(sources); },
                           [made](Napi::Env env) -> Napi::Value { return Napi::Number::New(env, register_segment(*made)); }));
   });
 }
@@ -461,7 +461,7 @@ Napi::Value segment_save(const Napi::CallbackInfo& info) {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
     std::string path = string_arg(info, 1, "path");
     auto written = std::make_shared<uint64_t>(0);
-    return queue(new Task(info.Env(), [seg, path, written] { *written = seg->save(path); },
+    return queue_background(new Task(info.Env(), [seg, path, written] { *written = seg->save(path); },
                           [written](Napi::Env env) -> Napi::Value { return Napi::String::New(env, checksum_hex(*written)); }));
   });
 }

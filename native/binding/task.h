@@ -1,5 +1,8 @@
 // A promise-returning AsyncWorker around a lambda that runs off the JS thread, shared by every
-// binding file whose work is long (index builds, snapshots, batches, embeddings).
+// binding file whose work is long (index builds, snapshots, batches, embeddings). queue() runs it
+// on the libuv pool (the foreground: searches, query embeddings); queue_background() on the
+// core's background threads at low priority (priority.h), so long work never holds the libuv
+// pool's threads while searches wait in its queue.
 #pragma once
 #include <napi.h>
 
@@ -24,15 +27,18 @@ class Task : public Napi::AsyncWorker {
     try {
       work_();
     } catch (const sable::Error& e) {
-      code_ = e.code();
-      SetError(e.what());
+      fail(e.code(), e.what());
     } catch (const std::bad_alloc&) {
-      code_ = Code::out_of_memory;
-      SetError("the engine ran out of memory");
+      fail(Code::out_of_memory, "the engine ran out of memory");
     } catch (const std::exception& e) {
-      code_ = Code::internal;
-      SetError(e.what());
+      fail(Code::internal, e.what());
     }
+  }
+  // Settles the promise on the JS thread after Execute ran elsewhere (queue_background).
+  void settle(Napi::Env env) {
+    Napi::HandleScope scope(env);
+    if (failed_) OnError(Napi::Error::New(env, message_));
+    else OnOK();
   }
   void OnOK() override {
     try {
@@ -53,8 +59,17 @@ class Task : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Work work_;
   Done done_;
+  void fail(Code code, const std::string& message) {
+    code_ = code;
+    failed_ = true;
+    message_ = message;
+    SetError(message);
+  }
+
   std::vector<Napi::ObjectReference> keep_;
   Code code_ = Code::internal;
+  bool failed_ = false;
+  std::string message_;
 };
 
 inline Napi::Value queue(Task* task) {
@@ -62,5 +77,7 @@ inline Napi::Value queue(Task* task) {
   task->Queue();
   return p;
 }
+
+Napi::Value queue_background(Task* task);
 
 }  // namespace sable::binding

@@ -2,7 +2,7 @@
 import { badRequest } from '../../errors/codes.js';
 import { LOCAL_MODEL } from '../../engine/index.js';
 import { EmbedPool } from './embed-pool.js';
-import type { EmbeddingProvider } from './types.js';
+import type { EmbedKind, EmbeddingProvider } from './types.js';
 
 /**
  * Longer texts are refused: a text is embedded whole (windows averaged), so its cost grows with
@@ -18,7 +18,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
 
   constructor(private readonly threads: number) {}
 
-  async embed(texts: string[], model: string): Promise<Float32Array[]> {
+  async embed(texts: string[], model: string, kind: EmbedKind): Promise<Float32Array[]> {
     if (model !== LOCAL_MODEL.name) {
       throw badRequest(`the local provider serves model '${LOCAL_MODEL.name}' only, not '${model}'`);
     }
@@ -27,7 +27,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       throw badRequest(`a text of ${texts[long].length} characters is longer than the local model embeds (${MAX_TEXT_CHARS}): split it`);
     }
     this.pool ??= new EmbedPool(this.threads);
-    return this.pool.embed(texts);
+    return this.pool.embed(texts, kind);
   }
 
   async close(): Promise<void> {
