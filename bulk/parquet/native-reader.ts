@@ -315,3 +315,21 @@ function metadataOf(chunk: NativeParquetChunk, leaf: Leaf, name: string, kind: M
   }
   return col;
 }
+
+/**
+ * For the Parquet worker: the group decoded natively, or why not (then parquet-wasm reads it).
+ * ShapeError (a bad row: the file's problem whichever decoder reads it) is thrown as groupData
+ * throws it; every other refusal, NativeUnsupported or data this reader takes for corrupt, falls
+ * back, so parquet-wasm has the last word on what a file holds.
+ */
+export async function readGroupNativeOrWhyNot(
+  file: RandomAccess, footer: Footer, shape: FileShape, dim: number, group: number, firstRow: number,
+  limitBytes = DEFAULT_CHUNK_LIMIT_BYTES,
+): Promise<{ group: GroupData } | { fallback: string }> {
+  try {
+    return { group: await readGroupNative(file, footer, shape, dim, group, firstRow, limitBytes) };
+  } catch (e) {
+    if (e instanceof ShapeError) throw e;
+    return { fallback: e instanceof Error ? e.message : String(e) };
+  }
+}

@@ -15,7 +15,7 @@ import { parquetBytes, recordBatch, type VectorBatch, type WriterOptions } from 
 import { readFooter, rowGroupFile, type Footer, type RandomAccess } from '../../dist/bulk/parquet/row-group-file.js';
 import { groupData, type GroupData } from '../../dist/bulk/parquet/group.js';
 import { shapeOf, ShapeError } from '../../dist/bulk/parquet/shape.js';
-import { NativeUnsupported, readGroupNative, schemaLeaves } from '../../dist/bulk/parquet/native-reader.js';
+import { NativeUnsupported, readGroupNative, readGroupNativeOrWhyNot, schemaLeaves } from '../../dist/bulk/parquet/native-reader.js';
 import { Writer, type ListValue, type Struct } from '../../dist/bulk/parquet/thrift-compact.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sable-native-parquet-'));
@@ -277,6 +277,29 @@ describe('native Parquet reader: what it refuses for parquet-wasm to read', () =
     expect(run({ FILE: path })).toBe('decoded');
     expect(run({ FILE: gzipPath, SABLE_ZLIB_LIBRARY: join(dir, 'no-such-libz.so.1') })).toMatch(/^unsupported .*codec unavailable: GZIP needs .*no-such-libz\.so\.1/);
     expect(run({ FILE: gzipPath })).toBe('decoded');
+  });
+
+  it('the worker\'s entry: a group, a fallback with the reason, or the ShapeError of a bad row', async () => {
+    const dim = 4;
+    const good = parquetBytes([sample(100, dim, 16)], { rowGroupRows: 100 });
+    const { shape } = await wasmGroups(good, dim);
+    const f1 = inMemory(good);
+    const ok = await readGroupNativeOrWhyNot(f1, await readFooter(f1), shape, dim, 0, 0);
+    expect('group' in ok && ok.group.rows).toBe(100);
+    const lz4 = write([sample(100, dim, 16)], {}, { compression: pq.Compression.LZ4_RAW, dictionary: false, v2: false, rowGroupRows: 100 });
+    const f2 = inMemory(lz4);
+    expect(await readGroupNativeOrWhyNot(f2, await readFooter(f2), shape, dim, 0, 0)).toEqual({ fallback: expect.stringContaining('codec LZ4_RAW') });
+    // Data the reader takes for corrupt falls back too: parquet-wasm gives the verdict.
+    const damaged = good.slice();
+    const { chunk } = await chunkAndSpec(good, 'embedding');
+    const at = Buffer.from(good).indexOf(Buffer.from(chunk.subarray(0, 16)));
+    damaged[at + 2] ^= 0x7f;
+    const f3 = inMemory(damaged);
+    expect(await readGroupNativeOrWhyNot(f3, await readFooter(f3), shape, dim, 0, 0)).toEqual({ fallback: expect.stringMatching(/^column embedding\.list\.item: corrupt/) });
+    const nan = sample(10, dim, 17);
+    nan.vectors[3] = Number.POSITIVE_INFINITY;
+    const f4 = inMemory(parquetBytes([nan], {}));
+    await expect(readGroupNativeOrWhyNot(f4, await readFooter(f4), shape, dim, 0, 0)).rejects.toBeInstanceOf(ShapeError);
   });
 
   it('unsigned ids', async () => {
