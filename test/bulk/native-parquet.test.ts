@@ -199,6 +199,32 @@ describe('native Parquet reader: same rows as parquet-wasm', () => {
     expect(await nativeGroups(b3, w3.shape, dim)).toEqual(w3.groups);
   });
 
+  it('refuses null vectors, empty lists and null components as group.ts does', async () => {
+    const dim = 3;
+    const item = new arrow.Field('item', new arrow.Float32(), true);
+    const cases: [(number | null)[] | null, string][] = [[null, 'null_vector'], [[], 'dimension_mismatch'], [[1, null, 3], 'non_finite_value'], [[1, 2], 'dimension_mismatch']];
+    for (const [bad, type] of cases) {
+      const rows: ((number | null)[] | null)[] = Array.from({ length: 40 }, (_, i) => [i, i + 0.5, -i]);
+      rows[27] = bad;
+      const table = new arrow.Table({
+        id: arrow.makeVector(BigInt64Array.from({ length: 40 }, (_, i) => BigInt(i))),
+        embedding: arrow.vectorFromArray(rows, new arrow.List(item)),
+      });
+      const bytes = writeTable(table, { compression: pq.Compression.SNAPPY, dictionary: false, v2: false, rowGroupRows: 40 });
+      const f = await pq.ParquetFile.fromFile(new Blob([bytes]));
+      const t = arrow.tableFromIPC((await f.read({ rowGroups: [0] })).intoIPCStream());
+      f.free();
+      const shape = shapeOf(t.schema, 40, [40], dim, false);
+      const wasmErr = (() => { try { groupData(t, shape, dim, 100); } catch (e) { return e as ShapeError; } })();
+      const nativeErr = await readGroupNative(inMemory(bytes), await readFooter(inMemory(bytes)), shape, dim, 0, 100).catch((e) => e);
+      expect(wasmErr?.type).toBe(type);
+      expect(nativeErr).toBeInstanceOf(ShapeError);
+      expect(nativeErr.type).toBe(type);
+      if (type !== 'non_finite_value') expect(nativeErr.message).toBe(wasmErr!.message);
+      else expect(nativeErr.message).toBe('a vector near row 127 holds a null component');
+    }
+  });
+
   it('reads the delta encodings v2 writers fall back to (DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY)', async () => {
     const dim = 6;
     const table = new arrow.Table([recordBatch(sample(1300, dim, 12))]);
