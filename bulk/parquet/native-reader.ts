@@ -6,7 +6,7 @@
  * booleans, PLAIN or dictionary pages, UNCOMPRESSED, SNAPPY or ZSTD. Anything else is refused
  * with NativeUnsupported before or while decoding, and the caller falls back to parquet-wasm.
  */
-import { decodeParquetChunk, SableError, type NativeParquetChunk } from '../../engine/index.js';
+import { decodeParquetChunk, SableError, type NativeParquetChunk, type NativeParquetChunkSpec } from '../../engine/index.js';
 import type { GroupData, MetadataColumn } from './group.js';
 import { rowGroupRows, type Footer, type RandomAccess } from './row-group-file.js';
 import { ShapeError, type FileShape, type MetadataKind } from './shape.js';
@@ -100,23 +100,33 @@ function chunkOf(footer: Footer, group: number, path: string[]): ChunkRef {
   throw new Error(`row group ${group} has no chunk for column ${path.join('.')}`);
 }
 
-async function decodeColumn(file: RandomAccess, footer: Footer, group: number, leaf: Leaf, limitBytes: number): Promise<NativeParquetChunk> {
+interface ReadChunk {
+  leaf: Leaf;
+  bytes: Uint8Array;
+  spec: NativeParquetChunkSpec;
+}
+
+async function readChunk(file: RandomAccess, footer: Footer, group: number, leaf: Leaf, limitBytes: number): Promise<ReadChunk> {
   const { meta, start, length } = chunkOf(footer, group, leaf.path);
   if (num(meta, 1) !== leaf.physical) throw new Error(`column ${leaf.path.join('.')}: the chunk's type differs from the schema's`);
   if (!(start >= 4 && length >= 0 && start + length <= file.size - 8)) throw new Error(`column ${leaf.path.join('.')}: its chunk lies outside the file`);
   if (length > limitBytes) throw new NativeUnsupported(`column ${leaf.path.join('.')}: a chunk of ${length} bytes passes the limit of ${limitBytes}`);
-  const bytes = await file.read(start, start + length);
+  const spec: NativeParquetChunkSpec = {
+    physicalType: leaf.physical,
+    codec: num(meta, 4)!,
+    maxDefinitionLevel: leaf.maxDef,
+    maxRepetitionLevel: leaf.maxRep,
+    numValues: num(meta, 5)!,
+    uncompressedSize: num(meta, 6)!,
+    typeLength: leaf.typeLength,
+    limitBytes,
+  };
+  return { leaf, bytes: await file.read(start, start + length), spec };
+}
+
+function decodeChunk({ leaf, bytes, spec }: ReadChunk): NativeParquetChunk {
   try {
-    return decodeParquetChunk(bytes, {
-      physicalType: leaf.physical,
-      codec: num(meta, 4)!,
-      maxDefinitionLevel: leaf.maxDef,
-      maxRepetitionLevel: leaf.maxRep,
-      numValues: num(meta, 5)!,
-      uncompressedSize: num(meta, 6)!,
-      typeLength: leaf.typeLength,
-      limitBytes,
-    });
+    return decodeParquetChunk(bytes, spec);
   } catch (e) {
     if (e instanceof SableError && e.code === 'unsupported') throw new NativeUnsupported(`column ${leaf.path.join('.')}: ${e.message}`);
     if (e instanceof SableError) throw new Error(`column ${leaf.path.join('.')}: ${e.message}`);
@@ -167,17 +177,20 @@ export async function readGroupNative(
     return leaf;
   });
 
-  const vectors = vectorsOf(await decodeColumn(file, footer, group, vleaf, limitBytes), vleaf, rows, dim, firstRow);
+  // Every chunk's read in flight at once; then each decoded, the vectors first.
+  const chunks = await Promise.all([vleaf, ...(idLeaf ? [idLeaf] : []), ...metaLeaves].map((l) => readChunk(file, footer, group, l, limitBytes)));
+  const vectors = vectorsOf(decodeChunk(chunks[0]), vleaf, rows, dim, firstRow);
   let ids: Float64Array;
-  if (idLeaf) ids = idsOf(await decodeColumn(file, footer, group, idLeaf, limitBytes), idLeaf.path[0], rows, firstRow);
+  if (idLeaf) ids = idsOf(decodeChunk(chunks[1]), idLeaf.path[0], rows, firstRow);
   else {
     ids = new Float64Array(rows);
     for (let r = 0; r < rows; r++) ids[r] = firstRow + r;
   }
+  const first = idLeaf ? 2 : 1;
   const metadata: MetadataColumn[] = [];
   for (let i = 0; i < metaLeaves.length; i++) {
     const { name, kind } = shape.metadata[i];
-    metadata.push(metadataOf(await decodeColumn(file, footer, group, metaLeaves[i], limitBytes), metaLeaves[i], name, kind, rows));
+    metadata.push(metadataOf(decodeChunk(chunks[first + i]), metaLeaves[i], name, kind, rows));
   }
   return { rows, ids, vectors, metadata };
 }
