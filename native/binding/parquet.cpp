@@ -29,10 +29,10 @@ double number_field(const Napi::Object& o, const char* name, double lo, double h
 Napi::ArrayBuffer hand_over(Napi::Env env, OwnedBytes& b) {
   const size_t n = b.size();
   if (n == 0 || !b.data()) return Napi::ArrayBuffer::New(env, 0);
-  uint8_t* p = b.release();
+  const OwnedBytes::Released r = b.release();
   Napi::MemoryManagement::AdjustExternalMemory(env, int64_t(n));
-  return Napi::ArrayBuffer::New(env, p, n, [n](Napi::Env e, void* data) {
-    std::free(data);
+  return Napi::ArrayBuffer::New(env, r.data, n, [r, n](Napi::Env e, void*) {
+    OwnedBytes::free_released(r);
     Napi::MemoryManagement::AdjustExternalMemory(e, -int64_t(n));
   });
 }

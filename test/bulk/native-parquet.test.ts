@@ -199,6 +199,17 @@ describe('native Parquet reader: same rows as parquet-wasm', () => {
     expect(await nativeGroups(b3, w3.shape, dim)).toEqual(w3.groups);
   });
 
+  it('a string column of megabytes (its buffer grows past the size where it is mapped on its own)', async () => {
+    const dim = 2;
+    const n = 2500;
+    const b = sample(n, dim, 18);
+    b.metadata = { body: Array.from({ length: n }, (_, i) => (i % 11 === 0 ? null : `${i}:`.padEnd(1000 + (i % 3000), String.fromCharCode(97 + (i % 26))))) };
+    const bytes = write([b], {}, { compression: pq.Compression.SNAPPY, dictionary: false, v2: false, rowGroupRows: n });
+    const { groups, shape } = await wasmGroups(bytes, dim);
+    expect(groups[0].metadata[0].strings!.reduce((t, x) => t + (x?.length ?? 0), 0)).toBeGreaterThan(5_000_000);
+    expect(await nativeGroups(bytes, shape, dim)).toEqual(groups);
+  });
+
   it('refuses null vectors, empty lists and null components as group.ts does', async () => {
     const dim = 3;
     const item = new arrow.Field('item', new arrow.Float32(), true);
