@@ -15,6 +15,13 @@ namespace sable::parquet {
 
 namespace {
 
+// AddressSanitizer's runtime refuses RTLD_DEEPBIND (a fuzzing build goes without it).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+
 // zlib.h is read only for z_stream and the constants; the functions come from dlsym.
 using InflateInitFn = int (*)(z_streamp, int, const char*, int);
 using InflateFn = int (*)(z_streamp, int);
@@ -36,7 +43,7 @@ Zlib load() {
   // DEEPBIND: the library's calls among its own functions stay inside it. Node exports its own
   // (Chromium's) zlib, and libz.so.1's inflate calling Node's crc32 and friends gave wrong
   // results now and then. Never closed.
-  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | kDeepBind);
   if (!lib) {
     const char* e = dlerror();
     z.why = std::string("codec unavailable: GZIP needs ") + name + ", which cannot be opened (" + (e ? e : "unknown") + ")";

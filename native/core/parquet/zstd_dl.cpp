@@ -11,6 +11,13 @@ namespace sable::parquet {
 
 namespace {
 
+// AddressSanitizer's runtime refuses RTLD_DEEPBIND (a fuzzing build goes without it).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+
 // The three functions of zstd.h this needs, declared here so no header is needed to build.
 using DecompressFn = size_t (*)(void* dst, size_t capacity, const void* src, size_t size);
 using IsErrorFn = unsigned (*)(size_t code);
@@ -30,7 +37,7 @@ Zstd load() {
   // Never closed: the functions stay in use for the life of the process.
   // DEEPBIND: the library's calls among its own functions stay inside it, whatever the process
   // exports under the same names (Node exports its bundled zlib; see gzip_dl.cpp).
-  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | kDeepBind);
   if (!lib) {
     const char* e = dlerror();
     z.why = std::string("codec unavailable: ZSTD needs ") + name + ", which cannot be opened (" + (e ? e : "unknown") + ")";
