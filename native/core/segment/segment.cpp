@@ -165,6 +165,45 @@ void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>&
   search_locked(prepared.data(), q, out, receipt);
 }
 
+bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOptions& q, TopKOf<int64_t>* outs,
+                                 SegmentReceipt* receipts) const {
+  if (!q.predicates.empty()) return false;
+  std::shared_lock lock(mu_);
+  const bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
+  if (indexed && !q.exact) return false;
+  const size_t rows = ids_.size(), dim = store_.dim();
+  for (size_t i = 0; i < nq; ++i) receipts[i].rows = rows;
+  if (rows == 0 || q.k == 0) return true;
+  const size_t matches = rows - tombstone_count_;
+  for (size_t i = 0; i < nq; ++i) receipts[i].matches = matches;
+  if (matches == 0) return true;
+  std::vector<float> prepared(nq * dim);
+  for (size_t i = 0; i < nq; ++i) store_.prepare_query(queries + i * dim, prepared.data() + i * dim);
+  std::vector<TopK> local(nq, TopK(q.k));
+  const Bitset* allow = tombstone_count_ ? &live_ : nullptr;
+  // 32 rows of 768 floats are 96 KB: a block stays in L2 while every query of the batch scores it.
+  constexpr uint32_t kBlock = 32;
+  for (uint32_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const uint32_t r1 = uint32_t(std::min<size_t>(rows, r0 + kBlock));
+    for (size_t i = 0; i < nq; ++i) {
+      const float* pq = prepared.data() + i * dim;
+      TopK& top = local[i];
+      for (uint32_t r = r0; r < r1; ++r) {
+        if (allow && !allow->test(r)) continue;
+        const float d = store_.distance(pq, r);
+        if (d < top.threshold() || !top.full()) top.push(d, r);
+      }
+    }
+  }
+  for (size_t i = 0; i < nq; ++i) {
+    receipts[i].strategy = "exact";
+    receipts[i].estimated_recall = 1.0f;
+    receipts[i].candidates_scored = matches;
+    for (const auto& e : local[i].take_sorted()) outs[i].push(e.distance, ids_[e.label]);
+  }
+  return true;
+}
+
 void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<int64_t>& out,
                             SegmentReceipt& receipt) const {
   size_t rows = ids_.size();
