@@ -8,6 +8,7 @@
 #include "../io.h"
 #include "../memory.h"
 #include "../priority.h"
+#include "../index/exact_batch.h"
 
 namespace sable {
 
@@ -180,21 +181,7 @@ bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOpt
   std::vector<float> prepared(nq * dim);
   for (size_t i = 0; i < nq; ++i) store_.prepare_query(queries + i * dim, prepared.data() + i * dim);
   std::vector<TopK> local(nq, TopK(q.k));
-  const Bitset* allow = tombstone_count_ ? &live_ : nullptr;
-  // 32 rows of 768 floats are 96 KB: a block stays in L2 while every query of the batch scores it.
-  constexpr uint32_t kBlock = 32;
-  for (uint32_t r0 = 0; r0 < rows; r0 += kBlock) {
-    const uint32_t r1 = uint32_t(std::min<size_t>(rows, r0 + kBlock));
-    for (size_t i = 0; i < nq; ++i) {
-      const float* pq = prepared.data() + i * dim;
-      TopK& top = local[i];
-      for (uint32_t r = r0; r < r1; ++r) {
-        if (allow && !allow->test(r)) continue;
-        const float d = store_.distance(pq, r);
-        if (d < top.threshold() || !top.full()) top.push(d, r);
-      }
-    }
-  }
+  exact_scan_batch(store_, prepared.data(), nq, tombstone_count_ ? &live_ : nullptr, local.data());
   for (size_t i = 0; i < nq; ++i) {
     receipts[i].strategy = "exact";
     receipts[i].estimated_recall = 1.0f;

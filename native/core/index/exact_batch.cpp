@@ -1,0 +1,91 @@
+#include "exact_batch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "../kernels/kernels.h"
+#include "../kernels/pack.h"
+
+namespace sable {
+
+namespace {
+
+// The matrix-product tile finds candidates (its keys summed in another order than the distance
+// kernels); each is then scored by store.distance, so answers are those of exact_scan. A row's
+// key must beat the query's threshold key widened by kSlack of the keys' scale, far above the
+// float rounding between the two sums, so no row exact_scan would keep is filtered out.
+constexpr float kSlack = 1e-3f;
+
+struct Scan {
+  const VectorStore* store;
+  const float* prepared;
+  size_t dim;
+  const Bitset* allow;
+  TopK* outs;
+  bool l2;
+  std::vector<float> qnorm;  // ||q||^2 (l2)
+  std::vector<float> thr;    // per query (panel lanes): the key a row must beat
+
+  // key = ||x||^2 - 2 <x, q> (l2: the distance minus ||q||^2) or -2 <x, q> (twice the distance).
+  float key_of(size_t q, float distance) const { return l2 ? distance - qnorm[q] : 2.0f * distance; }
+
+  void offer(size_t q, uint32_t row) {
+    if (allow && !allow->test(row)) return;
+    TopK& top = outs[q];
+    const float d = store->distance(prepared + q * dim, row);
+    if (top.full() && !(d < top.threshold())) return;
+    top.push(d, row);
+    if (top.full()) {
+      const float k = key_of(q, top.threshold());
+      thr[q] = k + kSlack * (std::fabs(k) + (l2 ? qnorm[q] : 2.0f));
+    }
+  }
+};
+
+void offer(void* ctx, size_t q, float, uint32_t row) { static_cast<Scan*>(ctx)->offer(q, row); }
+
+}  // namespace
+
+void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq, const Bitset* allow, TopK* outs) {
+  const size_t rows = store.size(), dim = store.dim();
+  if (rows == 0 || nq == 0) return;
+  if (store.is_half()) {
+    // Half rows have no float tile: blocks of rows that stay in cache while every query scores them.
+    constexpr uint32_t kBlock = 32;
+    for (uint32_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const uint32_t r1 = uint32_t(std::min<size_t>(rows, r0 + kBlock));
+      for (size_t q = 0; q < nq; ++q)
+        for (uint32_t r = r0; r < r1; ++r) {
+          if (allow && !allow->test(r)) continue;
+          const float d = store.distance(prepared + q * dim, r);
+          if (d < outs[q].threshold() || !outs[q].full()) outs[q].push(d, r);
+        }
+    }
+    return;
+  }
+  const KernelTable& kt = active_kernels();
+  const size_t W = kt.panel_width, npanels = (nq + W - 1) / W;
+  const std::vector<float> panels = pack_panels(prepared, nq, dim, W);
+  Scan scan{&store, prepared, dim, allow, outs, store.metric() == Metric::L2, std::vector<float>(nq, 0.0f),
+            std::vector<float>(npanels * W, -std::numeric_limits<float>::infinity())};
+  for (size_t q = 0; q < nq; ++q) {
+    scan.thr[q] = std::numeric_limits<float>::infinity();
+    if (scan.l2)
+      for (size_t t = 0; t < dim; ++t) scan.qnorm[q] += prepared[q * dim + t] * prepared[q * dim + t];
+  }
+  KnnPanelsArgs job;
+  job.x = store.data();
+  job.dim = dim;
+  job.panels = panels.data();
+  job.npanels = npanels;
+  job.nq = nq;
+  job.l2 = scan.l2;
+  job.thr = scan.thr.data();
+  job.candidate = offer;
+  job.ctx = &scan;
+  kt.knn_f32_panels(job, 0, rows);
+}
+
+}  // namespace sable
