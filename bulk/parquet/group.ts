@@ -38,6 +38,23 @@ export function groupData(table: arrow.Table, shape: FileShape, dim: number, fir
   return { rows, ids, vectors, metadata };
 }
 
+/**
+ * The buffers behind a group's arrays, each once, to transfer with it: every array is allocated
+ * here for that group alone, so the Parquet thread may give them away instead of having the
+ * structured clone copy ~15 MB per 5,000 x 768 group twice (serialised, then copied out again on
+ * the receiving thread). Measured on the 100k x 768 file (the loader with a no-op upsert):
+ * 2.4 s of CPU with the copies, 2.1 s transferred.
+ */
+export function groupTransferables(group: GroupData): ArrayBuffer[] {
+  const buffers = new Set<ArrayBufferLike>([group.ids.buffer, group.vectors.buffer]);
+  for (const m of group.metadata) {
+    if (m.numbers) buffers.add(m.numbers.buffer);
+    if (m.valid) buffers.add(m.valid.buffer);
+  }
+  // Only an ArrayBuffer can be transferred.
+  return [...buffers].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
+}
+
 function copyVectors(data: arrow.Data, rows: number, dim: number, out: Float32Array, at: number, firstRow: number): void {
   if (data.nullCount > 0) {
     for (let r = 0; r < rows; r++) if (!data.getValid(r)) throw new ShapeError('null_vector', `row ${firstRow + at + r} has no vector`);
