@@ -19,12 +19,17 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `sable serve` on a fresh data directory: a free port unless `flags` name one; `env` added to this process's. */
+/**
+ * `sable serve` on a fresh data directory: a free port unless `flags` name one; `env` added to
+ * this process's. SABLE_BENCH_NODE_ARGS adds Node flags to the service (say "--cpu-prof
+ * --cpu-prof-dir=DIR" to profile it; Node refuses those in NODE_OPTIONS).
+ */
 export async function serve(prefix: string, flags: string[] = [], env: Record<string, string> = {}): Promise<Served> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const cli = join(paths.root, 'dist', 'control-plane', 'cli.js');
   const port = flags.includes('--port') ? [] : ['--port', '0'];
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, cli, 'serve', ...port, '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const extra = (process.env.SABLE_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...extra, cli, 'serve', ...port, '--data-dir', dir, ...flags], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';

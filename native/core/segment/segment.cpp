@@ -22,6 +22,7 @@ const char* index_status_name(IndexStatus s) {
 }
 
 void Segment::reserve(size_t rows) {
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (sealed_) return;
   store_.reserve(rows);
@@ -29,6 +30,7 @@ void Segment::reserve(size_t rows) {
 }
 
 void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   const size_t before = ids_.size();
@@ -93,6 +95,7 @@ std::vector<float> Segment::score(const int64_t* ids, size_t n, const float* que
 }
 
 void Segment::seal() {
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (!sealed_) {
     store_.shrink_to_fit();
@@ -102,6 +105,7 @@ void Segment::seal() {
 }
 
 bool Segment::compact_rows_for(IndexType planned) {
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (!sealed_) throw Error(Code::invalid_argument, "only a sealed segment's rows are compacted");
   if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
@@ -114,6 +118,7 @@ bool Segment::compact_rows_for(IndexType planned) {
 bool Segment::build(IndexType type, const BuildOptions& opts) {
   bool extended = false;
   {
+    std::unique_lock shape(structure_mu_);
     std::unique_lock lock(mu_);
     if (index_status_ == IndexStatus::Building) throw Error(Code::index_building, "an index build is already running on this segment");
     if (!sealed_) {
@@ -130,6 +135,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     // store (a sable segment rebuilt) is widened first, as builds read float rows, and searches
     // of the old index wait for that.
     if (store_.is_half()) {
+      std::unique_lock shape(structure_mu_);
       std::unique_lock lock(mu_);
       store_.to_f32();
     }
@@ -141,6 +147,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
       index = make_index(type);
       index->build(store_, opts, progress_);
     });
+    std::unique_lock shape(structure_mu_);
     std::unique_lock lock(mu_);
     seed_.reset();
     index_ = std::move(index);
@@ -151,6 +158,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     index_status_ = IndexStatus::Ready;
     progress_ = 100;
     lock.unlock();
+    shape.unlock();
     release_free_memory();
   } catch (...) {
     index_status_ = index_ ? IndexStatus::Ready : IndexStatus::None;
@@ -308,6 +316,7 @@ std::vector<std::pair<std::string, ColumnType>> Segment::column_types() const {
 
 void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t rows) {
   Columns fresh;
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (rows != ids_.size()) throw Error(Code::invalid_argument, "the segment changed while its columns were rebuilt");
   fresh.append(columns, 0, rows);
@@ -316,6 +325,7 @@ void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t ro
 
 void Segment::append_live_rows_of(const Segment& src) {
   std::shared_lock src_lock(src.mu_);
+  std::unique_lock shape(structure_mu_);
   std::unique_lock lock(mu_);
   if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   if (src.store_.dim() != store_.dim() || src.store_.metric() != store_.metric())
@@ -413,7 +423,17 @@ Segment::Reconciled Segment::reconcile(const int64_t* members, size_t n) {
 }
 
 uint64_t Segment::save(const std::string& path) const {
-  std::shared_lock lock(mu_);
+  // Rows, ids, columns and the index are held still by the structure lock alone, so removals
+  // (which take mu_ only) go on while the file is written and synced: a delete that met a
+  // partition being saved used to hold the event loop for the whole write. The tombstones are
+  // taken as they are now; later ones are in the engine's LMDB record, which a load reconciles.
+  std::shared_lock shape(structure_mu_);
+  std::vector<uint32_t> tombstoned;
+  {
+    std::shared_lock lock(mu_);
+    tombstoned.reserve(tombstone_count_);
+    tombstones_.for_each([&](uint32_t row) { tombstoned.push_back(row); });
+  }
   Writer w(path);
   w.u64(store_.dim());
   w.u8(uint8_t(store_.metric()));
@@ -423,9 +443,6 @@ uint64_t Segment::save(const std::string& path) const {
   if (store_.is_half()) w.bytes(store_.halves(), ids_.size() * store_.dim() * sizeof(uint16_t));
   else w.bytes(store_.data(), ids_.size() * store_.dim() * sizeof(float));
   columns_.save(w);
-  std::vector<uint32_t> tombstoned;
-  tombstoned.reserve(tombstone_count_);
-  tombstones_.for_each([&](uint32_t row) { tombstoned.push_back(row); });
   w.vec(tombstoned);
   bool indexed = index_ && index_status_ == IndexStatus::Ready;
   w.u8(indexed ? 1 : 0);

@@ -125,6 +125,9 @@ class Segment {
   void search_locked(const float* prepared, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
 
   mutable std::shared_mutex mu_;
+  // Taken (before mu_) by whatever changes the rows, ids, columns or index, and held shared by a
+  // snapshot's save while it writes them without mu_; removals take mu_ only.
+  mutable std::shared_mutex structure_mu_;
   VectorStore store_;
   std::vector<int64_t> ids_;
   IdTable row_of_;
