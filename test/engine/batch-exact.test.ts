@@ -21,20 +21,22 @@ describe('batched exact scans', async () => {
       const deleted = Array.from({ length: 70 }, (_, i) => 1000 + i * 10);
       await ds.delete(deleted);
       expect(ds.stats().partitions).toBe(2);
-      const nq = 37;
-      const queries = new Float32Array(nq * DIM);
-      for (let q = 0; q < nq; q++) queries.set(row(data, DIM, (q * 131) % 1700), q * DIM);
-      for (const threads of [1, 3]) {
-        const batch = await ds.searchBatch(queries, { topK: 10, threads, includeMetadata: false });
-        for (let q = 0; q < nq; q++) {
-          const single = await ds.search(queries.subarray(q * DIM, (q + 1) * DIM), { topK: 10, includeMetadata: false });
-          expect(batch[q]).toEqual(single);
-          for (const h of batch[q]) expect(deleted).not.toContain(h.id);
+      // 5 queries take the narrow k-NN panels, 37 the wide ones.
+      for (const nq of [5, 37]) {
+        const queries = new Float32Array(nq * DIM);
+        for (let q = 0; q < nq; q++) queries.set(row(data, DIM, (q * 131) % 1700), q * DIM);
+        for (const threads of [1, 3]) {
+          const batch = await ds.searchBatch(queries, { topK: 10, threads, includeMetadata: false });
+          for (let q = 0; q < nq; q++) {
+            const single = await ds.search(queries.subarray(q * DIM, (q + 1) * DIM), { topK: 10, includeMetadata: false });
+            expect(batch[q]).toEqual(single);
+            for (const h of batch[q]) expect(deleted).not.toContain(h.id);
+          }
         }
-      }
-      const exact = await ds.searchBatch(queries, { topK: 5, exact: true, includeMetadata: false });
-      for (let q = 0; q < nq; q++) {
-        expect(exact[q]).toEqual(await ds.search(queries.subarray(q * DIM, (q + 1) * DIM), { topK: 5, exact: true, includeMetadata: false }));
+        const exact = await ds.searchBatch(queries, { topK: 5, exact: true, includeMetadata: false });
+        for (let q = 0; q < nq; q++) {
+          expect(exact[q]).toEqual(await ds.search(queries.subarray(q * DIM, (q + 1) * DIM), { topK: 5, exact: true, includeMetadata: false }));
+        }
       }
     });
   }

@@ -48,14 +48,16 @@ void offer(void* ctx, size_t q, float, uint32_t row) { static_cast<Scan*>(ctx)->
 
 }  // namespace
 
-void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq, const Bitset* allow, TopK* outs) {
-  const size_t rows = store.size(), dim = store.dim();
-  if (rows == 0 || nq == 0) return;
+void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq, const Bitset* allow, TopK* outs,
+                      uint32_t begin, uint32_t end) {
+  const size_t dim = store.dim();
+  end = uint32_t(std::min<size_t>(end, store.size()));
+  if (begin >= end || nq == 0) return;
   if (store.is_half()) {
     // Half rows have no float tile: blocks of rows that stay in cache while every query scores them.
     constexpr uint32_t kBlock = 32;
-    for (uint32_t r0 = 0; r0 < rows; r0 += kBlock) {
-      const uint32_t r1 = uint32_t(std::min<size_t>(rows, r0 + kBlock));
+    for (uint32_t r0 = begin; r0 < end; r0 += kBlock) {
+      const uint32_t r1 = std::min(end, r0 + kBlock);
       for (size_t q = 0; q < nq; ++q)
         for (uint32_t r = r0; r < r1; ++r) {
           if (allow && !allow->test(r)) continue;
@@ -66,14 +68,20 @@ void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq
     return;
   }
   const KernelTable& kt = active_kernels();
-  const size_t W = kt.panel_width, npanels = (nq + W - 1) / W;
+  const bool narrow = nq <= kt.narrow_panel_width;
+  const size_t W = narrow ? kt.narrow_panel_width : kt.panel_width, npanels = (nq + W - 1) / W;
   const std::vector<float> panels = pack_panels(prepared, nq, dim, W);
   Scan scan{&store, prepared, dim, allow, outs, store.metric() == Metric::L2, std::vector<float>(nq, 0.0f),
             std::vector<float>(npanels * W, -std::numeric_limits<float>::infinity())};
   for (size_t q = 0; q < nq; ++q) {
-    scan.thr[q] = std::numeric_limits<float>::infinity();
     if (scan.l2)
       for (size_t t = 0; t < dim; ++t) scan.qnorm[q] += prepared[q * dim + t] * prepared[q * dim + t];
+    // A range after the first starts from the best rows found so far.
+    scan.thr[q] = std::numeric_limits<float>::infinity();
+    if (outs[q].full()) {
+      const float k = scan.key_of(q, outs[q].threshold());
+      scan.thr[q] = k + kSlack * (std::fabs(k) + (scan.l2 ? scan.qnorm[q] : 2.0f));
+    }
   }
   KnnPanelsArgs job;
   job.x = store.data();
@@ -85,7 +93,7 @@ void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq
   job.thr = scan.thr.data();
   job.candidate = offer;
   job.ctx = &scan;
-  kt.knn_f32_panels(job, 0, rows);
+  (narrow ? kt.knn_f32_panels_narrow : kt.knn_f32_panels)(job, begin, end);
 }
 
 }  // namespace sable

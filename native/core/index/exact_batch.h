@@ -9,9 +9,11 @@
 
 namespace sable {
 
-// outs[i] receives the best rows of `store` (those `allow` passes, all when null) for the i-th of
-// nq prepared queries (VectorStore::prepare_query), each with the distance store.distance gives:
-// the same answers, ties included, as exact_scan per query.
-void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq, const Bitset* allow, TopK* outs);
+// outs[i] receives the best of rows [begin, end) of `store` (those `allow` passes, all when null)
+// for the i-th of nq prepared queries (VectorStore::prepare_query), each with the distance
+// store.distance gives: called over consecutive ranges, the same answers, ties included, as
+// exact_scan per query.
+void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq, const Bitset* allow, TopK* outs,
+                      uint32_t begin, uint32_t end);
 
 }  // namespace sable

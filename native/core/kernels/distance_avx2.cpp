@@ -116,6 +116,8 @@ constexpr KernelTable kTable = {
     .softmax_f32 = softmax_lanes<v8f>,
     .bits_dot_u4_batch = bits_dot_u4_batch_popcnt,
     .gemm_bf16_panels = nullptr,
+    .narrow_panel_width = 8,
+    .knn_f32_panels_narrow = knn_panels<v8f, 1, 12>,
 };
 
 }  // namespace

@@ -44,6 +44,8 @@ constexpr KernelTable four_lane_table(Isa isa, const DistanceKernels& d) {
       .softmax_f32 = softmax_lanes<v4f>,
       .bits_dot_u4_batch = bits_dot_u4_batch_reference,
       .gemm_bf16_panels = nullptr,
+      .narrow_panel_width = 4,
+      .knn_f32_panels_narrow = knn_panels<v4f, 1, 8>,
   };
 }
 

@@ -129,6 +129,10 @@ struct KernelTable {
   // bfloat16 dot products natively (AVX512-BF16): elsewhere nullptr, and the model stays float32,
   // which is faster than bfloat16 emulated.
   void (*gemm_bf16_panels)(const GemmBf16PanelsArgs& a, size_t begin, size_t end);
+  // The k-NN tile on panels of half the width (one register of lanes): a batch of few queries
+  // (a search batch of one event-loop turn is often under 16) computes half the padding lanes.
+  uint32_t narrow_panel_width;
+  void (*knn_f32_panels_narrow)(const KnnPanelsArgs& a, size_t begin, size_t end);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared

@@ -177,19 +177,31 @@ void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>&
 bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOptions& q, TopKOf<int64_t>* outs,
                                  SegmentReceipt* receipts) const {
   if (!q.predicates.empty()) return false;
-  std::shared_lock lock(mu_);
-  const bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
-  if (indexed && !q.exact) return false;
-  const size_t rows = ids_.size(), dim = store_.dim();
-  for (size_t i = 0; i < nq; ++i) receipts[i].rows = rows;
-  if (rows == 0 || q.k == 0) return true;
-  const size_t matches = rows - tombstone_count_;
-  for (size_t i = 0; i < nq; ++i) receipts[i].matches = matches;
-  if (matches == 0) return true;
-  std::vector<float> prepared(nq * dim);
-  for (size_t i = 0; i < nq; ++i) store_.prepare_query(queries + i * dim, prepared.data() + i * dim);
+  size_t rows, matches;
+  std::vector<float> prepared;
+  {
+    std::shared_lock lock(mu_);
+    const bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
+    if (indexed && !q.exact) return false;
+    rows = ids_.size();
+    matches = rows - tombstone_count_;
+    const size_t dim = store_.dim();
+    prepared.resize(nq * dim);
+    for (size_t i = 0; i < nq; ++i) store_.prepare_query(queries + i * dim, prepared.data() + i * dim);
+  }
+  for (size_t i = 0; i < nq; ++i) receipts[i].rows = rows, receipts[i].matches = q.k ? matches : 0;
+  if (rows == 0 || q.k == 0 || matches == 0) return true;
   std::vector<TopK> local(nq, TopK(q.k));
-  exact_scan_batch(store_, prepared.data(), nq, tombstone_count_ ? &live_ : nullptr, local.data());
+  // The lock is taken per range of rows, so an append or a removal on the HTTP thread waits for
+  // one range of this batch, not all of it. Rows only ever join a segment's end, and the
+  // tombstones a range reads are those of its moment, as for any search beside a removal.
+  const uint32_t range = uint32_t(std::max<size_t>(256, (size_t(1) << 22) / std::max<size_t>(1, nq * store_.dim())));
+  for (uint32_t r0 = 0; r0 < rows; r0 += range) {
+    std::shared_lock lock(mu_);
+    exact_scan_batch(store_, prepared.data(), nq, tombstone_count_ ? &live_ : nullptr, local.data(), r0,
+                     uint32_t(std::min<size_t>(rows, size_t(r0) + range)));
+  }
+  std::shared_lock lock(mu_);
   for (size_t i = 0; i < nq; ++i) {
     receipts[i].strategy = "exact";
     receipts[i].estimated_recall = 1.0f;

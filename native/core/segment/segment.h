@@ -14,6 +14,7 @@
 #include "../index/index.h"
 #include "../codes/vector_store.h"
 #include "id_table.h"
+#include "writer_first_mutex.h"
 
 namespace sable {
 
@@ -124,7 +125,7 @@ class Segment {
  private:
   void search_locked(const float* prepared, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
 
-  mutable std::shared_mutex mu_;
+  mutable WriterFirstMutex mu_;
   // Taken (before mu_) by whatever changes the rows, ids, columns or index, and held shared by a
   // snapshot's save while it writes them without mu_; removals take mu_ only.
   mutable std::shared_mutex structure_mu_;
