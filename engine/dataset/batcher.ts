@@ -33,7 +33,7 @@ export class SearchBatcher {
   constructor(private readonly tasks: number) {}
 
   search(handles: number[], query: Float32Array, options: NativeQueryOptions): Promise<NativeResult> {
-    // Queries share a batch only with the same segments and knobs; filtered ones go alone.
+    // Queries share a batch only with the same segments, knobs and filter.
     const key = batchKey(handles, options);
     let group = this.groups.get(key);
     if (!group) this.groups.set(key, (group = { handles, options, waiting: [] }));
@@ -104,9 +104,12 @@ export function runShards(runner: ShardRunner, handles: number[], query: Float32
   return Promise.all(shards);
 }
 
-/** A key per (segments, knobs); a unique one for searches with predicates. */
-let solo = 0;
+/**
+ * A key per (segments, knobs, filter): searches of one filter share a batch too (a dashboard's
+ * or an application's filter repeats), so an unindexed partition is scanned and the filter
+ * evaluated once for all of them.
+ */
 function batchKey(handles: number[], o: NativeQueryOptions): string {
-  if (o.predicates && o.predicates.length > 0) return `solo:${solo++}`;
-  return `${handles.join(',')}|${o.k}|${o.nprobe ?? ''}|${o.beamWidth ?? ''}|${o.rerankDepth ?? ''}|${o.exact ? 1 : 0}`;
+  const filter = o.predicates && o.predicates.length > 0 ? JSON.stringify(o.predicates) : '';
+  return `${handles.join(',')}|${o.k}|${o.nprobe ?? ''}|${o.beamWidth ?? ''}|${o.rerankDepth ?? ''}|${o.exact ? 1 : 0}|${filter}`;
 }

@@ -176,15 +176,22 @@ void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>&
 
 bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOptions& q, TopKOf<int64_t>* outs,
                                  SegmentReceipt* receipts) const {
-  if (!q.predicates.empty()) return false;
   size_t rows, matches;
   std::vector<float> prepared;
+  // With predicates, the rows they pass (tombstones removed) as of the batch's start.
+  Bitset filtered;
+  const bool filtering = !q.predicates.empty();
   {
     std::shared_lock lock(mu_);
     const bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
     if (indexed && !q.exact) return false;
     rows = ids_.size();
     matches = rows - tombstone_count_;
+    if (filtering && rows > 0) {
+      filtered = columns_.evaluate(q.predicates, rows);
+      if (tombstone_count_) filtered.and_not(tombstones_);
+      matches = filtered.count();
+    }
     const size_t dim = store_.dim();
     prepared.resize(nq * dim);
     for (size_t i = 0; i < nq; ++i) store_.prepare_query(queries + i * dim, prepared.data() + i * dim);
@@ -198,7 +205,8 @@ bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOpt
   const uint32_t range = uint32_t(std::max<size_t>(256, (size_t(1) << 22) / std::max<size_t>(1, nq * store_.dim())));
   for (uint32_t r0 = 0; r0 < rows; r0 += range) {
     std::shared_lock lock(mu_);
-    exact_scan_batch(store_, prepared.data(), nq, tombstone_count_ ? &live_ : nullptr, local.data(), r0,
+    const Bitset* allow = filtering ? &filtered : tombstone_count_ ? &live_ : nullptr;
+    exact_scan_batch(store_, prepared.data(), nq, allow, local.data(), r0,
                      uint32_t(std::min<size_t>(rows, size_t(r0) + range)));
   }
   std::shared_lock lock(mu_);

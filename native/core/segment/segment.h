@@ -80,9 +80,10 @@ class Segment {
   // Searches one prepared-by-caller raw query; pushes (internal distance, external id).
   void search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
   // The same for nq queries at once (row-major) when this segment would scan every row for each
-  // of them (no index yet, or an exact search; no predicates): the rows are read in blocks that
-  // stay in cache while every query scores them, instead of once per query. Returns false, having
-  // done nothing, when the segment would take another strategy; the caller then searches per query.
+  // of them (no index yet, or an exact search): the rows are read in blocks that stay in cache
+  // while every query scores them, instead of once per query, and predicates are evaluated once.
+  // Returns false, having done nothing, when the segment would take another strategy; the caller
+  // then searches per query.
   bool search_exact_batch(const float* queries, size_t nq, const QueryOptions& q, TopKOf<int64_t>* outs,
                           SegmentReceipt* receipts) const;
 
