@@ -77,8 +77,10 @@ function copyVectors(data: arrow.Data, rows: number, dim: number, out: Float32Ar
     const dst = (at + r) * dim;
     for (let j = 0; j < dim; j++) {
       const v = values[start + j];
-      // A float64 beyond float32's range becomes Infinity here and is refused with the rest.
-      const f = (out[dst + j] = v);
+      // A float64 beyond float32's range becomes Infinity when stored, and is refused with the
+      // rest: the check reads the stored value back (an assignment's value is its right side).
+      out[dst + j] = v;
+      const f = out[dst + j];
       if (f - f !== 0) throw new ShapeError('non_finite_value', `row ${firstRow + at + r} holds a non-finite value (${v}) at position ${j}`);
     }
   }

@@ -8,11 +8,15 @@ import * as arrow from 'apache-arrow';
 import * as pq from 'parquet-wasm';
 import { lowerThisThreadPriority } from '../../engine/index.js';
 import { groupData, type GroupData } from './group.js';
+import { readGroupNativeOrWhyNot } from './native-reader.js';
 import { fileAccess, readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
 import { shapeOf, ShapeError, type FileShape, type LoadProblem } from './shape.js';
 
 // A bulk load's decoding is background work: searches take the CPU first.
 lowerThisThreadPriority();
+
+/** SABLE_PARQUET_DECODER=wasm reads every group with parquet-wasm (to compare, or to rule the core's reader out). */
+const useNativeReader = process.env.SABLE_PARQUET_DECODER !== 'wasm';
 
 export type ParquetTask =
   | { op: 'inspect'; path: string; dim: number; idRequired: boolean }
@@ -84,6 +88,13 @@ export default async function run(task: ParquetTask): Promise<ParquetResult> {
       return { shape: shapeOf(schema, rows, groups, task.dim, task.idRequired) };
     }
     if (task.group < 0 || task.group >= footer.rowGroups.length) throw new Error(`row group ${task.group} is out of range`);
+    // The core's reader first (about twice parquet-wasm's rate, bench/bulk/decode-native.ts);
+    // what it does not read (codecs, encodings, types beyond a vectors file's, or data it takes
+    // for corrupt) parquet-wasm reads, and has the last word on what the file holds.
+    if (useNativeReader) {
+      const native = await readGroupNativeOrWhyNot(file, footer, task.shape, task.dim, task.group, task.firstRow);
+      if ('group' in native) return { group: native.group };
+    }
     let table: arrow.Table;
     try {
       const columns = [task.shape.vectorColumn, ...(task.shape.idColumn ? [task.shape.idColumn] : []), ...task.shape.metadata.map((m) => m.name)];

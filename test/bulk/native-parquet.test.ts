@@ -279,6 +279,10 @@ describe('native Parquet reader: same rows as parquet-wasm', () => {
     const nativeErr = await readGroupNative(inMemory(b3), await readFooter(inMemory(b3)), wide, dim, 0, 0).catch((e) => e);
     expect(nativeErr).toBeInstanceOf(ShapeError);
     expect(nativeErr.message).toMatch(/^row 21 holds a non-finite value \(1e\+300\) at position 1$/);
+    // parquet-wasm's groups (group.ts) refuse it too: the stored float32 is checked, not the double.
+    const wasmErr = await wasmGroups(b3, dim).catch((e) => e);
+    expect(wasmErr).toBeInstanceOf(ShapeError);
+    expect(wasmErr.message).toBe(nativeErr.message);
   });
 });
 
