@@ -7,13 +7,10 @@
 // bulk/parquet/row-group-file.ts).
 // hyparquet: the pure JavaScript reader (installed on demand into bench/.cache, see
 // hyparquet-install.ts), every column decoded, the vector lists flattened into a Float32Array.
-import { openAsBlob, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import * as arrow from 'apache-arrow';
-import * as pq from 'parquet-wasm';
-import { fileAccess, readFooter, rowGroupFile } from '../../bulk/parquet/row-group-file.js';
 import { ensureHyparquet, HYPARQUET_VERSION, importInstalled } from './hyparquet-install.js';
 import { memoryOf } from './proc-memory.js';
+import { wasmRowGroups } from './wasm-row-groups.js';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const decoder = process.argv.slice(2).find((a) => a.startsWith('--decoder='))?.slice('--decoder='.length) ?? 'wasm';
@@ -33,25 +30,7 @@ async function decodeWasm(): Promise<{ rows: number; checksum: number }> {
       rows += batch.numRows;
     }
   };
-  const size = statSync(path).size;
-  if (size < 2 ** 32) {
-    const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
-    const meta = file.metadata();
-    const groups = meta.numRowGroups();
-    meta.free();
-    for (let g = 0; g < groups; g++) take(arrow.tableFromIPC((await file.read({ rowGroups: [g], batchSize: 1 << 20 })).intoIPCStream()));
-    file.free();
-  } else {
-    const handle = await open(path, 'r');
-    const access = fileAccess(handle, size);
-    const footer = await readFooter(access);
-    for (let g = 0; g < footer.rowGroups.length; g++) {
-      const file = await pq.ParquetFile.fromFile(await rowGroupFile(access, footer, g));
-      take(arrow.tableFromIPC((await file.read({ rowGroups: [0], batchSize: 1 << 20 })).intoIPCStream()));
-      file.free();
-    }
-    await handle.close();
-  }
+  for await (const ipc of wasmRowGroups(path)) take(arrow.tableFromIPC(ipc));
   return { rows, checksum };
 }
 

@@ -6,15 +6,12 @@
 // and answers one query from it. Prints one JSON line; progress goes to stderr.
 //   node dist/bench/bulk/lancedb.js --dir=DB --rows=N --query-row=0 [--add-rows=R] FILE...
 import { execFileSync } from 'node:child_process';
-import { openAsBlob, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import * as pq from 'parquet-wasm';
-import { fileAccess, readFooter, rowGroupFile } from '../../bulk/parquet/row-group-file.js';
 import { LANCEDB_PREFIX, LANCEDB_VERSION } from '../ann/libs/lancedb.js';
 import { Progress } from '../progress.js';
 import { memoryOf } from './proc-memory.js';
+import { wasmRowGroups } from './wasm-row-groups.js';
 
 /** The part of Arrow 18 (LanceDB's copy, not the project's 21) and LanceDB's API used here. */
 interface ArrowTable {
@@ -68,29 +65,6 @@ const need = createRequire(join(LANCEDB_PREFIX, 'package.json'));
 const lancedb = need('@lancedb/lancedb') as Lance;
 const arrow = need('apache-arrow') as Arrow18;
 
-/** Each row group of `path` as Arrow IPC stream bytes, one at a time (files of 4 GiB and more as decode.ts reads them). */
-async function* rowGroups(path: string): AsyncGenerator<Uint8Array> {
-  const size = statSync(path).size;
-  if (size < 2 ** 32) {
-    const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
-    const meta = file.metadata();
-    const groups = meta.numRowGroups();
-    meta.free();
-    for (let g = 0; g < groups; g++) yield (await file.read({ rowGroups: [g], batchSize: 1 << 20 })).intoIPCStream();
-    file.free();
-    return;
-  }
-  const handle = await open(path, 'r');
-  const access = fileAccess(handle, size);
-  const footer = await readFooter(access);
-  for (let g = 0; g < footer.rowGroups.length; g++) {
-    const file = await pq.ParquetFile.fromFile(await rowGroupFile(access, footer, g));
-    yield (await file.read({ rowGroups: [0], batchSize: 1 << 20 })).intoIPCStream();
-    file.free();
-  }
-  await handle.close();
-}
-
 const seconds = (from: bigint) => Number(process.hrtime.bigint() - from) / 1e9;
 const t0 = process.hrtime.bigint();
 const db = await lancedb.connect(args.dir);
@@ -116,7 +90,7 @@ const flush = async (into: Table | null): Promise<Table | null> => {
   return into;
 };
 for (const path of files) {
-  for await (const ipc of rowGroups(path)) {
+  for await (const ipc of wasmRowGroups(path)) {
     const group = arrow.tableFromIPC(ipc);
     const at = QUERY_ROW - (rows + pendingRows);
     if (at >= 0 && at < group.numRows) {

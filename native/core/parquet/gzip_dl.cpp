@@ -8,19 +8,14 @@
 #include <dlfcn.h>
 #include <zlib.h>
 
+#include "codec_library.h"
+
 #include <cstdlib>
 #include <limits>
 
 namespace sable::parquet {
 
 namespace {
-
-// AddressSanitizer's runtime refuses RTLD_DEEPBIND (a fuzzing build goes without it).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kDeepBind = 0;
-#else
-constexpr int kDeepBind = RTLD_DEEPBIND;
-#endif
 
 // zlib.h is read only for z_stream and the constants; the functions come from dlsym.
 using InflateInitFn = int (*)(z_streamp, int, const char*, int);
@@ -38,21 +33,17 @@ struct Zlib {
 
 Zlib load() {
   Zlib z;
-  const char* name = std::getenv("SABLE_ZLIB_LIBRARY");
-  if (!name || !*name) name = "libz.so.1";
-  // DEEPBIND: the library's calls among its own functions stay inside it. Node exports its own
-  // (Chromium's) zlib, and libz.so.1's inflate calling Node's crc32 and friends gave wrong
-  // results now and then. Never closed.
-  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | kDeepBind);
-  if (!lib) {
-    const char* e = dlerror();
-    z.why = std::string("codec unavailable: GZIP needs ") + name + ", which cannot be opened (" + (e ? e : "unknown") + ")";
+  const CodecLibrary lib = open_codec_library("SABLE_ZLIB_LIBRARY", "libz.so.1", "GZIP");
+  if (!lib.handle) {
+    z.why = lib.why;
     return z;
   }
-  z.init = reinterpret_cast<InflateInitFn>(dlsym(lib, "inflateInit2_"));
-  z.inflate = reinterpret_cast<InflateFn>(dlsym(lib, "inflate"));
-  z.end = reinterpret_cast<InflateEndFn>(dlsym(lib, "inflateEnd"));
-  z.reset = reinterpret_cast<InflateResetFn>(dlsym(lib, "inflateReset"));
+  void* const handle = lib.handle;
+  const std::string& name = lib.name;
+  z.init = reinterpret_cast<InflateInitFn>(dlsym(handle, "inflateInit2_"));
+  z.inflate = reinterpret_cast<InflateFn>(dlsym(handle, "inflate"));
+  z.end = reinterpret_cast<InflateEndFn>(dlsym(handle, "inflateEnd"));
+  z.reset = reinterpret_cast<InflateResetFn>(dlsym(handle, "inflateReset"));
   if (!z.init || !z.inflate || !z.end || !z.reset) {
     z.init = nullptr;
     z.why = std::string("codec unavailable: ") + name + " lacks inflateInit2_, inflate, inflateReset or inflateEnd";

@@ -139,6 +139,12 @@ void expect(uint8_t type, uint8_t want, const char* field) {
   if (type != want) bad(std::string(field) + " has the wrong type");
 }
 
+// A required i32 field: its wire type checked, then its value.
+int32_t i32_field(Compact& c, uint8_t type, const char* field) {
+  expect(type, kI32, field);
+  return c.i32(field);
+}
+
 bool boolean(uint8_t type, const char* field) {
   if (type != kTrue && type != kFalse) bad(std::string(field) + " has the wrong type");
   return type == kTrue;
@@ -149,10 +155,10 @@ void read_data_v1(Compact& c, PageHeader& h) {
   uint8_t type = 0;
   while (c.field(last, id, type)) {
     switch (id) {
-      case 1: expect(type, kI32, "num_values"); h.num_values = c.i32("num_values"); break;
-      case 2: expect(type, kI32, "encoding"); h.encoding = c.i32("encoding"); break;
-      case 3: expect(type, kI32, "definition_level_encoding"); h.def_encoding = c.i32("definition_level_encoding"); break;
-      case 4: expect(type, kI32, "repetition_level_encoding"); h.rep_encoding = c.i32("repetition_level_encoding"); break;
+      case 1: h.num_values = i32_field(c, type, "num_values"); break;
+      case 2: h.encoding = i32_field(c, type, "encoding"); break;
+      case 3: h.def_encoding = i32_field(c, type, "definition_level_encoding"); break;
+      case 4: h.rep_encoding = i32_field(c, type, "repetition_level_encoding"); break;
       default: c.skip(type, 1);
     }
   }
@@ -164,8 +170,8 @@ void read_dictionary(Compact& c, PageHeader& h) {
   uint8_t type = 0;
   while (c.field(last, id, type)) {
     switch (id) {
-      case 1: expect(type, kI32, "num_values"); h.num_values = c.i32("num_values"); break;
-      case 2: expect(type, kI32, "encoding"); h.encoding = c.i32("encoding"); break;
+      case 1: h.num_values = i32_field(c, type, "num_values"); break;
+      case 2: h.encoding = i32_field(c, type, "encoding"); break;
       default: c.skip(type, 1);
     }
   }
@@ -177,12 +183,12 @@ void read_data_v2(Compact& c, PageHeader& h) {
   uint8_t type = 0;
   while (c.field(last, id, type)) {
     switch (id) {
-      case 1: expect(type, kI32, "num_values"); h.num_values = c.i32("num_values"); break;
-      case 2: expect(type, kI32, "num_nulls"); h.num_nulls = c.i32("num_nulls"); break;
-      case 3: expect(type, kI32, "num_rows"); h.num_rows = c.i32("num_rows"); break;
-      case 4: expect(type, kI32, "encoding"); h.encoding = c.i32("encoding"); break;
-      case 5: expect(type, kI32, "definition_levels_byte_length"); h.def_length = c.i32("definition_levels_byte_length"); break;
-      case 6: expect(type, kI32, "repetition_levels_byte_length"); h.rep_length = c.i32("repetition_levels_byte_length"); break;
+      case 1: h.num_values = i32_field(c, type, "num_values"); break;
+      case 2: h.num_nulls = i32_field(c, type, "num_nulls"); break;
+      case 3: h.num_rows = i32_field(c, type, "num_rows"); break;
+      case 4: h.encoding = i32_field(c, type, "encoding"); break;
+      case 5: h.def_length = i32_field(c, type, "definition_levels_byte_length"); break;
+      case 6: h.rep_length = i32_field(c, type, "repetition_levels_byte_length"); break;
       case 7: h.is_compressed = boolean(type, "is_compressed"); break;
       default: c.skip(type, 1);
     }
@@ -200,9 +206,9 @@ size_t read_page_header(const uint8_t* data, size_t size, PageHeader& h) {
   uint8_t type = 0;
   while (c.field(last, id, type)) {
     switch (id) {
-      case 1: expect(type, kI32, "type"); h.type = c.i32("type"); break;
-      case 2: expect(type, kI32, "uncompressed_page_size"); h.uncompressed_size = c.i32("uncompressed_page_size"); break;
-      case 3: expect(type, kI32, "compressed_page_size"); h.compressed_size = c.i32("compressed_page_size"); break;
+      case 1: h.type = i32_field(c, type, "type"); break;
+      case 2: h.uncompressed_size = i32_field(c, type, "uncompressed_page_size"); break;
+      case 3: h.compressed_size = i32_field(c, type, "compressed_page_size"); break;
       case 5: expect(type, kStruct, "data_page_header"); read_data_v1(c, h); h.has_v1 = true; break;
       case 7: expect(type, kStruct, "dictionary_page_header"); read_dictionary(c, h); h.has_dictionary = true; break;
       case 8: expect(type, kStruct, "data_page_header_v2"); read_data_v2(c, h); h.has_v2 = true; break;

@@ -2,21 +2,14 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "../common.h"
+#include "codec_library.h"
 
 namespace sable::parquet {
 
 namespace {
-
-// AddressSanitizer's runtime refuses RTLD_DEEPBIND (a fuzzing build goes without it).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int kDeepBind = 0;
-#else
-constexpr int kDeepBind = RTLD_DEEPBIND;
-#endif
 
 // The three functions of zstd.h this needs, declared here so no header is needed to build.
 using DecompressFn = size_t (*)(void* dst, size_t capacity, const void* src, size_t size);
@@ -32,20 +25,16 @@ struct Zstd {
 
 Zstd load() {
   Zstd z;
-  const char* name = std::getenv("SABLE_ZSTD_LIBRARY");
-  if (!name || !*name) name = "libzstd.so.1";
-  // Never closed: the functions stay in use for the life of the process.
-  // DEEPBIND: the library's calls among its own functions stay inside it, whatever the process
-  // exports under the same names (Node exports its bundled zlib; see gzip_dl.cpp).
-  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL | kDeepBind);
-  if (!lib) {
-    const char* e = dlerror();
-    z.why = std::string("codec unavailable: ZSTD needs ") + name + ", which cannot be opened (" + (e ? e : "unknown") + ")";
+  const CodecLibrary lib = open_codec_library("SABLE_ZSTD_LIBRARY", "libzstd.so.1", "ZSTD");
+  if (!lib.handle) {
+    z.why = lib.why;
     return z;
   }
-  z.decompress = reinterpret_cast<DecompressFn>(dlsym(lib, "ZSTD_decompress"));
-  z.is_error = reinterpret_cast<IsErrorFn>(dlsym(lib, "ZSTD_isError"));
-  z.error_name = reinterpret_cast<ErrorNameFn>(dlsym(lib, "ZSTD_getErrorName"));
+  void* const handle = lib.handle;
+  const std::string& name = lib.name;
+  z.decompress = reinterpret_cast<DecompressFn>(dlsym(handle, "ZSTD_decompress"));
+  z.is_error = reinterpret_cast<IsErrorFn>(dlsym(handle, "ZSTD_isError"));
+  z.error_name = reinterpret_cast<ErrorNameFn>(dlsym(handle, "ZSTD_getErrorName"));
   if (!z.decompress || !z.is_error || !z.error_name) {
     z.decompress = nullptr;
     z.why = std::string("codec unavailable: ") + name + " lacks ZSTD_decompress, ZSTD_isError or ZSTD_getErrorName";
