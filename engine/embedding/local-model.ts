@@ -99,7 +99,7 @@ export class LocalEmbeddingModel {
 
   /**
    * Loads the weights (about 0.3 s) and packs them for the kernels in use: in bfloat16 where the
-   * CPU multiplies it natively (cosine to the float32 model >= 0.999, test/engine/embedding-bf16),
+   * CPU multiplies it natively (cosine to the float32 model >= 0.999, test/engine/embedding.test.ts),
    * unless `precision` (or SABLE_MODEL_PRECISION) says f32.
    */
   static open(opts: { dir?: string; threads?: number; precision?: ModelPrecision | 'auto' } = {}): LocalEmbeddingModel {
