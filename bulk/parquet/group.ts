@@ -31,7 +31,7 @@ export function groupData(table: arrow.Table, shape: FileShape, dim: number, fir
   for (const batch of table.batches) {
     copyVectors(batch.getChild(shape.vectorColumn)!.data[0], batch.numRows, dim, vectors, at, firstRow);
     if (shape.idColumn) copyIds(batch.getChild(shape.idColumn)!.data[0], batch.numRows, ids, at, firstRow);
-    else for (let r = 0; r < batch.numRows; r++) ids[at + r] = firstRow + at + r;
+    else ids.set(rowOffsetIds(batch.numRows, firstRow + at), at);
     at += batch.numRows;
   }
   const metadata = shape.metadata.map(({ name, kind }) => metadataColumn(table.getChild(name)!, name, kind, rows));
@@ -53,6 +53,27 @@ export function groupTransferables(group: GroupData): ArrayBuffer[] {
   }
   // Only an ArrayBuffer can be transferred.
   return [...buffers].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
+}
+
+/** Ids of a file without an id column: row offsets. */
+export function rowOffsetIds(rows: number, firstRow: number): Float64Array {
+  const ids = new Float64Array(rows);
+  for (let r = 0; r < rows; r++) ids[r] = firstRow + r;
+  return ids;
+}
+
+/** A vector value that is not finite (or a double past float32's range), as a file's problem. */
+export function nonFinite(row: number, value: number, position: number): ShapeError {
+  return new ShapeError('non_finite_value', `row ${row} holds a non-finite value (${value}) at position ${position}`);
+}
+
+/** An id as a number, refused past the safe integer range (2^53). */
+export function safeId(v: number | bigint, row: number): number {
+  const n = typeof v === 'bigint' ? Number(v) : v;
+  if (!Number.isSafeInteger(n) || (typeof v === 'bigint' && BigInt(n) !== v)) {
+    throw new ShapeError('invalid_id', `row ${row} has id ${String(v)}, beyond the safe integer range (2^53)`);
+  }
+  return n;
 }
 
 function copyVectors(data: arrow.Data, rows: number, dim: number, out: Float32Array, at: number, firstRow: number): void {
@@ -81,7 +102,7 @@ function copyVectors(data: arrow.Data, rows: number, dim: number, out: Float32Ar
       // rest: the check reads the stored value back (an assignment's value is its right side).
       out[dst + j] = v;
       const f = out[dst + j];
-      if (f - f !== 0) throw new ShapeError('non_finite_value', `row ${firstRow + at + r} holds a non-finite value (${v}) at position ${j}`);
+      if (f - f !== 0) throw nonFinite(firstRow + at + r, v, j);
     }
   }
 }
@@ -90,12 +111,7 @@ function copyIds(data: arrow.Data, rows: number, out: Float64Array, at: number, 
   const values = data.values as ArrayLike<number | bigint>;
   for (let r = 0; r < rows; r++) {
     if (data.nullCount > 0 && !data.getValid(r)) throw new ShapeError('invalid_id', `row ${firstRow + at + r} has no id`);
-    const v = values[data.offset + r];
-    const n = typeof v === 'bigint' ? Number(v) : v;
-    if (!Number.isSafeInteger(n) || (typeof v === 'bigint' && BigInt(n) !== v)) {
-      throw new ShapeError('invalid_id', `row ${firstRow + at + r} has id ${String(v)}, beyond the safe integer range (2^53)`);
-    }
-    out[at + r] = n;
+    out[at + r] = safeId(values[data.offset + r], firstRow + at + r);
   }
 }
 

@@ -3,12 +3,13 @@
  * chunk by column chunk, into the GroupData that group.ts builds from parquet-wasm's Arrow
  * tables, with the same checks (dimension of every row, finite values, integer ids). It reads
  * only what vector files hold: float/double lists, int32/int64 ids, scalar numbers, strings and
- * booleans, PLAIN or dictionary pages, UNCOMPRESSED, SNAPPY or ZSTD. Anything else is refused
+ * booleans, in the encodings and codecs the core reads (native/core/parquet/column_chunk.h:
+ * plain, dictionary and delta; uncompressed, Snappy, ZSTD, GZIP). Anything else is refused
  * with NativeUnsupported before or while decoding, and the caller falls back to parquet-wasm.
  */
 import { decodeParquetChunk, SableError, type NativeParquetChunk, type NativeParquetChunkSpec } from '../../engine/index.js';
-import type { GroupData, MetadataColumn } from './group.js';
-import { rowGroupRows, type Footer, type RandomAccess } from './row-group-file.js';
+import { nonFinite, rowOffsetIds, safeId, type GroupData, type MetadataColumn } from './group.js';
+import { chunkStart, rowGroupRows, type Footer, type RandomAccess } from './row-group-file.js';
 import { ShapeError, type FileShape, type MetadataKind } from './shape.js';
 import type { ListValue, Struct } from './thrift-compact.js';
 
@@ -16,7 +17,7 @@ import type { ListValue, Struct } from './thrift-compact.js';
 export class NativeUnsupported extends Error {}
 
 /** What one chunk may allocate while decoding, unless the caller says otherwise. */
-export const DEFAULT_CHUNK_LIMIT_BYTES = 1 << 30;
+const DEFAULT_CHUNK_LIMIT_BYTES = 1 << 30;
 
 const enum Physical {
   Boolean = 0,
@@ -92,10 +93,7 @@ function chunkOf(footer: Footer, group: number, path: string[]): ChunkRef {
     if (!m) throw new NativeUnsupported('a column chunk has no metadata (external or encrypted chunks)');
     const p = ((m.get(3)?.value as ListValue | undefined)?.items ?? []).map(text).join('\u0000');
     if (p !== key) continue;
-    const data = num(m, 9)!;
-    const dict = num(m, 11);
-    const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
-    return { meta: m, start, length: num(m, 7)! };
+    return { meta: m, start: Number(chunkStart(m)), length: num(m, 7)! };
   }
   throw new Error(`row group ${group} has no chunk for column ${path.join('.')}`);
 }
@@ -182,10 +180,7 @@ export async function readGroupNative(
   const vectors = vectorsOf(decodeChunk(chunks[0]), vleaf, rows, dim, firstRow);
   let ids: Float64Array;
   if (idLeaf) ids = idsOf(decodeChunk(chunks[1]), idLeaf.path[0], rows, firstRow);
-  else {
-    ids = new Float64Array(rows);
-    for (let r = 0; r < rows; r++) ids[r] = firstRow + r;
-  }
+  else ids = rowOffsetIds(rows, firstRow);
   const first = idLeaf ? 2 : 1;
   const metadata: MetadataColumn[] = [];
   for (let i = 0; i < metaLeaves.length; i++) {
@@ -229,7 +224,7 @@ function vectorsOf(chunk: NativeParquetChunk, leaf: Leaf, rows: number, dim: num
     // A float64 beyond float32's range became Infinity above and is refused with the rest.
     if (f - f !== 0) {
       const r = Math.floor(i / dim);
-      throw new ShapeError('non_finite_value', `row ${firstRow + r} holds a non-finite value (${values[i]}) at position ${i - r * dim}`);
+      throw nonFinite(firstRow + r, values[i], i - r * dim);
     }
   }
   return out;
@@ -286,14 +281,7 @@ function idsOf(chunk: NativeParquetChunk, name: string, rows: number, firstRow: 
     out.set(values);
     return out;
   }
-  for (let r = 0; r < rows; r++) {
-    const v = values[r];
-    const n = Number(v);
-    if (!Number.isSafeInteger(n) || BigInt(n) !== v) {
-      throw new ShapeError('invalid_id', `row ${firstRow + r} has id ${String(v)}, beyond the safe integer range (2^53)`);
-    }
-    out[r] = n;
-  }
+  for (let r = 0; r < rows; r++) out[r] = safeId(values[r], firstRow + r);
   return out;
 }
 

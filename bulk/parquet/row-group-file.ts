@@ -56,6 +56,13 @@ export function rowGroupRows(g: Struct): number {
 
 const i64 = (s: Struct, id: number): bigint | undefined => s.get(id)?.value as bigint | undefined;
 
+/** Where a column chunk starts (its metadata `m`): its dictionary page when it has one before the data. */
+export function chunkStart(m: Struct): bigint {
+  const data = i64(m, 9)!;
+  const dict = i64(m, 11);
+  return dict !== undefined && dict > 0n && dict < data ? dict : data;
+}
+
 /** The bytes [start, end) of the file that a row group's column chunks occupy. */
 function span(g: Struct): [bigint, bigint] {
   let start = -1n;
@@ -63,9 +70,7 @@ function span(g: Struct): [bigint, bigint] {
   for (const c of (g.get(1)!.value as ListValue).items as Struct[]) {
     const m = c.get(3)?.value as Struct | undefined;
     if (!m) throw new Error('a column chunk has no metadata (external or encrypted chunks are not supported)');
-    const data = i64(m, 9)!;
-    const dict = i64(m, 11);
-    const first = dict !== undefined && dict > 0n && dict < data ? dict : data;
+    const first = chunkStart(m);
     const last = first + i64(m, 7)!;
     if (start < 0n || first < start) start = first;
     if (last > end) end = last;

@@ -35,10 +35,8 @@ size_t size_field(const Napi::Object& o, const char* name) {
 
 // 'auto' (absent) takes bfloat16 where the CPU multiplies it natively, else float32.
 Precision precision_of(const Napi::Value& v) {
-  const bool native_bf16 = active_kernels().gemm_bf16_panels != nullptr;
-  if (v.IsUndefined() || v.IsNull()) return native_bf16 ? Precision::Bf16 : Precision::F32;
-  const std::string s = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-  if (s == "auto") return native_bf16 ? Precision::Bf16 : Precision::F32;
+  const std::string s = v.IsUndefined() || v.IsNull() ? "auto" : v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  if (s == "auto") return active_kernels().gemm_bf16_panels ? Precision::Bf16 : Precision::F32;
   if (s == "f32") return Precision::F32;
   if (s == "bf16") return Precision::Bf16;  // the encoder refuses it where the CPU cannot
   throw sable::Error(Code::invalid_argument, "model config: precision must be auto, f32 or bf16");

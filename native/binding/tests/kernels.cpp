@@ -210,29 +210,44 @@ Napi::Value kernel_argmin(const Napi::CallbackInfo& info) {
   });
 }
 
+// The arguments of kernelGemm and kernelGemmBf16 (a, w, bias | null, k from argument 1 on):
+// a (m x k), w (n x k), and the bias zero padded to whole panels of `width`.
+struct GemmInputs {
+  Napi::Float32Array a, w;
+  size_t k, m, n;
+  std::vector<float> bias;
+};
+
+GemmInputs gemm_inputs(const Napi::CallbackInfo& info, size_t width) {
+  GemmInputs in{float32_arg(info, 1, "a"), float32_arg(info, 2, "w"), uint32_arg(info, 4, "k"), 0, 0, {}};
+  if (in.k == 0 || in.a.ElementLength() % in.k || in.w.ElementLength() % in.k || in.w.ElementLength() == 0)
+    throw sable::Error(Code::invalid_argument, "a and w must hold whole rows of k > 0");
+  in.m = in.a.ElementLength() / in.k;
+  in.n = in.w.ElementLength() / in.k;
+  in.bias.assign((in.n + width - 1) / width * width, 0.0f);
+  if (info[3].IsTypedArray()) {
+    const Napi::Float32Array b = float32_arg(info, 3, "bias");
+    if (b.ElementLength() != in.n) throw sable::Error(Code::invalid_argument, "bias must hold n values");
+    std::copy(b.Data(), b.Data() + in.n, in.bias.begin());
+  }
+  return in;
+}
+
 // Tests: kernelGemm(isa, a, w, bias | null, k) -> a (m x k) * w (n x k)^T + bias through one
 // variant's gemm_f32_panels.
 Napi::Value kernel_gemm(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
     if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
-    const Napi::Float32Array a = float32_arg(info, 1, "a"), w = float32_arg(info, 2, "w");
-    const size_t k = uint32_arg(info, 4, "k");
-    if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
-      throw sable::Error(Code::invalid_argument, "a and w must hold whole rows of k > 0");
-    const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = table->panel_width;
-    std::vector<float> panels = pack_panels(w.Data(), n, k, W), bias((n + W - 1) / W * W, 0.0f);
-    if (info[3].IsTypedArray()) {
-      const Napi::Float32Array b = float32_arg(info, 3, "bias");
-      if (b.ElementLength() != n) throw sable::Error(Code::invalid_argument, "bias must hold n values");
-      std::copy(b.Data(), b.Data() + n, bias.begin());
-    }
+    const GemmInputs in = gemm_inputs(info, table->panel_width);
+    const size_t m = in.m, n = in.n, k = in.k;
+    std::vector<float> panels = pack_panels(in.w.Data(), n, k, table->panel_width);
     Napi::Float32Array c = Napi::Float32Array::New(info.Env(), m * n);
     GemmPanelsArgs g;
-    g.a = a.Data();
+    g.a = in.a.Data();
     g.k = k;
     g.panels = panels.data();
-    g.bias = bias.data();
+    g.bias = in.bias.data();
     g.n = n;
     g.c = c.Data();
     g.ldc = n;
@@ -251,27 +266,18 @@ Napi::Value kernel_gemm_bf16(const Napi::CallbackInfo& info) {
               : variant == "native"  ? kernels_for(Isa::Avx512) ? kernels_for(Isa::Avx512)->gemm_bf16_panels : nullptr
                                      : throw sable::Error(Code::invalid_argument, "variant must be native or reference");
     if (!fn) throw sable::Error(Code::unsupported, "this CPU has no AVX512-BF16");
-    const Napi::Float32Array a = float32_arg(info, 1, "a"), w = float32_arg(info, 2, "w");
-    const size_t k = uint32_arg(info, 4, "k");
-    if (k == 0 || a.ElementLength() % k || w.ElementLength() % k || w.ElementLength() == 0)
-      throw sable::Error(Code::invalid_argument, "a and w must hold whole rows of k > 0");
-    const size_t m = a.ElementLength() / k, n = w.ElementLength() / k, W = 32, k2 = (k + 1) / 2;
-    std::vector<uint32_t> panels = pack_bf16_panels(w.Data(), n, k, W);
-    std::vector<float> bias((n + W - 1) / W * W, 0.0f);
-    if (info[3].IsTypedArray()) {
-      const Napi::Float32Array b = float32_arg(info, 3, "bias");
-      if (b.ElementLength() != n) throw sable::Error(Code::invalid_argument, "bias must hold n values");
-      std::copy(b.Data(), b.Data() + n, bias.begin());
-    }
+    const GemmInputs in = gemm_inputs(info, 32);
+    const size_t m = in.m, n = in.n, k = in.k, k2 = (k + 1) / 2;
+    std::vector<uint32_t> panels = pack_bf16_panels(in.w.Data(), n, k, 32);
     std::vector<uint16_t> ab(m * 2 * k2, 0);
     for (size_t i = 0; i < m; ++i)
-      for (size_t t = 0; t < k; ++t) ab[i * 2 * k2 + t] = bf16_of(a.Data()[i * k + t]);
+      for (size_t t = 0; t < k; ++t) ab[i * 2 * k2 + t] = bf16_of(in.a.Data()[i * k + t]);
     Napi::Float32Array c = Napi::Float32Array::New(info.Env(), m * n);
     GemmBf16PanelsArgs g;
     g.a = ab.data();
     g.k2 = k2;
     g.panels = panels.data();
-    g.bias = bias.data();
+    g.bias = in.bias.data();
     g.n = n;
     g.c = c.Data();
     g.ldc = n;

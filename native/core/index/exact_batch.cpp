@@ -28,8 +28,14 @@ struct Scan {
   std::vector<float> qnorm;  // ||q||^2 (l2)
   std::vector<float> thr;    // per query (panel lanes): the key a row must beat
 
-  // key = ||x||^2 - 2 <x, q> (l2: the distance minus ||q||^2) or -2 <x, q> (twice the distance).
-  float key_of(size_t q, float distance) const { return l2 ? distance - qnorm[q] : 2.0f * distance; }
+  // The key a row must beat to be offered to query q: its k-th best distance as a key
+  // (||x||^2 - 2 <x, q> for l2, the distance minus ||q||^2; -2 <x, q>, twice the distance,
+  // otherwise), widened by the slack; every row until q holds k.
+  void update_threshold(size_t q) {
+    if (!outs[q].full()) return;
+    const float k = l2 ? outs[q].threshold() - qnorm[q] : 2.0f * outs[q].threshold();
+    thr[q] = k + kSlack * (std::fabs(k) + (l2 ? qnorm[q] : 2.0f));
+  }
 
   void offer(size_t q, uint32_t row) {
     if (allow && !allow->test(row)) return;
@@ -37,10 +43,7 @@ struct Scan {
     const float d = store->distance(prepared + q * dim, row);
     if (top.full() && !(d < top.threshold())) return;
     top.push(d, row);
-    if (top.full()) {
-      const float k = key_of(q, top.threshold());
-      thr[q] = k + kSlack * (std::fabs(k) + (l2 ? qnorm[q] : 2.0f));
-    }
+    update_threshold(q);
   }
 };
 
@@ -78,10 +81,7 @@ void exact_scan_batch(const VectorStore& store, const float* prepared, size_t nq
       for (size_t t = 0; t < dim; ++t) scan.qnorm[q] += prepared[q * dim + t] * prepared[q * dim + t];
     // A range after the first starts from the best rows found so far.
     scan.thr[q] = std::numeric_limits<float>::infinity();
-    if (outs[q].full()) {
-      const float k = scan.key_of(q, outs[q].threshold());
-      scan.thr[q] = k + kSlack * (std::fabs(k) + (scan.l2 ? scan.qnorm[q] : 2.0f));
-    }
+    scan.update_threshold(q);
   }
   KnnPanelsArgs job;
   job.x = store.data();

@@ -41,13 +41,9 @@ void search_range(const std::vector<std::shared_ptr<Segment>>& segments, const f
 
 SearchResult search_segments(const std::vector<std::shared_ptr<Segment>>& segments, const float* query,
                              const QueryOptions& opts) {
-  SearchResult result;
-  if (segments.empty()) return result;
-  TopKOf<int64_t> merged(opts.k);
-  result.segments.resize(segments.size());
-  for (size_t i = 0; i < segments.size(); ++i) segments[i]->search(query, opts, merged, result.segments[i]);
-  finish(segments.front()->metric(), merged, result);
-  return result;
+  std::vector<SearchResult> one(1);
+  if (!segments.empty()) search_range(segments, query, 0, 1, opts, one);
+  return std::move(one.front());
 }
 
 std::vector<SearchResult> search_batch(const std::vector<std::shared_ptr<Segment>>& segments, const float* queries,

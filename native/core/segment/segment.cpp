@@ -22,16 +22,14 @@ const char* index_status_name(IndexStatus s) {
 }
 
 void Segment::reserve(size_t rows) {
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (sealed_) return;
   store_.reserve(rows);
   ids_.reserve(rows);
 }
 
 void Segment::append(const int64_t* ids, const float* vectors, size_t n, const std::vector<ColumnBatch>& columns) {
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   const size_t before = ids_.size();
   ids_.insert(ids_.end(), ids, ids + n);
@@ -95,8 +93,7 @@ std::vector<float> Segment::score(const int64_t* ids, size_t n, const float* que
 }
 
 void Segment::seal() {
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (!sealed_) {
     store_.shrink_to_fit();
     ids_.shrink_to_fit();
@@ -105,8 +102,7 @@ void Segment::seal() {
 }
 
 bool Segment::compact_rows_for(IndexType planned) {
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (!sealed_) throw Error(Code::invalid_argument, "only a sealed segment's rows are compacted");
   if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
   if (store_.metric() == Metric::Cosine || store_.fits_f16_exactly()) store_.to_f16();
@@ -118,8 +114,7 @@ bool Segment::compact_rows_for(IndexType planned) {
 bool Segment::build(IndexType type, const BuildOptions& opts) {
   bool extended = false;
   {
-    std::unique_lock shape(structure_mu_);
-    std::unique_lock lock(mu_);
+    Reshaping lock(*this);
     if (index_status_ == IndexStatus::Building) throw Error(Code::index_building, "an index build is already running on this segment");
     if (!sealed_) {
       // Last chance to move rows: nothing holds pointers into the store before its first index.
@@ -135,8 +130,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     // store (a sable segment rebuilt) is widened first, as builds read float rows, and searches
     // of the old index wait for that.
     if (store_.is_half()) {
-      std::unique_lock shape(structure_mu_);
-      std::unique_lock lock(mu_);
+      Reshaping lock(*this);
       store_.to_f32();
     }
     std::unique_ptr<VectorIndex> index;
@@ -147,8 +141,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
       index = make_index(type);
       index->build(store_, opts, progress_);
     });
-    std::unique_lock shape(structure_mu_);
-    std::unique_lock lock(mu_);
+    Reshaping lock(*this);
     seed_.reset();
     index_ = std::move(index);
     index_type_ = type;
@@ -158,7 +151,6 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     index_status_ = IndexStatus::Ready;
     progress_ = 100;
     lock.unlock();
-    shape.unlock();
     release_free_memory();
   } catch (...) {
     index_status_ = index_ ? IndexStatus::Ready : IndexStatus::None;
@@ -172,6 +164,12 @@ void Segment::search(const float* query, const QueryOptions& q, TopKOf<int64_t>&
   std::vector<float> prepared(store_.dim());
   store_.prepare_query(query, prepared.data());
   search_locked(prepared.data(), q, out, receipt);
+}
+
+Bitset Segment::passing(const std::vector<Predicate>& predicates, size_t rows) const {
+  Bitset pass = columns_.evaluate(predicates, rows);
+  if (tombstone_count_) pass.and_not(tombstones_);
+  return pass;
 }
 
 bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOptions& q, TopKOf<int64_t>* outs,
@@ -188,8 +186,7 @@ bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOpt
     rows = ids_.size();
     matches = rows - tombstone_count_;
     if (filtering && rows > 0) {
-      filtered = columns_.evaluate(q.predicates, rows);
-      if (tombstone_count_) filtered.and_not(tombstones_);
+      filtered = passing(q.predicates, rows);
       matches = filtered.count();
     }
     const size_t dim = store_.dim();
@@ -229,8 +226,7 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   const Bitset* allow = tombstone_count_ ? &live_ : nullptr;
   size_t matches = rows - tombstone_count_;
   if (!q.predicates.empty()) {
-    filtered = columns_.evaluate(q.predicates, rows);
-    if (tombstone_count_) filtered.and_not(tombstones_);
+    filtered = passing(q.predicates, rows);
     allow = &filtered;
     matches = filtered.count();
   }
@@ -336,8 +332,7 @@ std::vector<std::pair<std::string, ColumnType>> Segment::column_types() const {
 
 void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t rows) {
   Columns fresh;
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (rows != ids_.size()) throw Error(Code::invalid_argument, "the segment changed while its columns were rebuilt");
   fresh.append(columns, 0, rows);
   columns_ = std::move(fresh);
@@ -345,8 +340,7 @@ void Segment::replace_columns(const std::vector<ColumnBatch>& columns, size_t ro
 
 void Segment::append_live_rows_of(const Segment& src) {
   std::shared_lock src_lock(src.mu_);
-  std::unique_lock shape(structure_mu_);
-  std::unique_lock lock(mu_);
+  Reshaping lock(*this);
   if (sealed_) throw Error(Code::segment_sealed, "cannot append to a sealed segment");
   if (src.store_.dim() != store_.dim() || src.store_.metric() != store_.metric())
     throw Error(Code::invalid_argument, "segments of different shapes cannot be merged");

@@ -6,6 +6,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -125,11 +126,23 @@ class Segment {
 
  private:
   void search_locked(const float* prepared, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
+  // The live rows of [0, rows) that `predicates` pass (the caller holds mu_).
+  Bitset passing(const std::vector<Predicate>& predicates, size_t rows) const;
 
   mutable WriterFirstMutex mu_;
   // Taken (before mu_) by whatever changes the rows, ids, columns or index, and held shared by a
   // snapshot's save while it writes them without mu_; removals take mu_ only.
   mutable std::shared_mutex structure_mu_;
+  // Both locks, as a change of the rows, ids, columns or index takes them.
+  struct Reshaping {
+    explicit Reshaping(const Segment& s) : shape(s.structure_mu_), rows(s.mu_) {}
+    void unlock() {
+      rows.unlock();
+      shape.unlock();
+    }
+    std::unique_lock<std::shared_mutex> shape;
+    std::unique_lock<WriterFirstMutex> rows;
+  };
   VectorStore store_;
   std::vector<int64_t> ids_;
   IdTable row_of_;
