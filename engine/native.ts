@@ -134,7 +134,7 @@ export interface NativeParquetChunk {
   records: number;
   /** Level entries per record when every record has as many; else -1. */
   recordLength: number;
-  /** FLOAT and DOUBLE: the index of the first NaN or infinite value; else -1. */
+  /** FLOAT: the index of the first NaN or infinite value; else -1 (and for every other type). */
   firstNonFinite: number;
   /** BOOLEAN as one byte each; BYTE_ARRAY's bytes end to end (see offsets). */
   values: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;

@@ -120,8 +120,9 @@ class Decoder {
       out_.records = records;
       out_.record_length = uniform ? int64_t(first_len) : -1;
     }
+    // Float64 vectors are checked after their narrowing to float32 (a double can be finite and
+    // still past float32's range), so only float32 values are scanned here.
     if (type_ == Physical::float32) out_.first_non_finite = first_non_finite<uint32_t>(0x7f800000u);
-    else if (type_ == Physical::float64) out_.first_non_finite = first_non_finite<uint64_t>(0x7ff0000000000000ull);
   }
 
   // Exponent bits all set: NaN or infinity. One branch-free pass, then the index if any.

@@ -50,7 +50,7 @@ struct DecodedChunk {
   uint64_t records = 0;
   // When every record has the same number of level entries, that number; else -1.
   int64_t record_length = -1;
-  // FLOAT and DOUBLE: the index of the first NaN or infinite value; else -1.
+  // FLOAT: the index of the first NaN or infinite value; else -1 (and for every other type).
   int64_t first_non_finite = -1;
 };
 
