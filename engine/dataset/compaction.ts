@@ -157,7 +157,10 @@ async function copyOrMerge(core: DatasetCore, plan: MergePlan): Promise<{ handle
   if (sources.length === 1 && !plan.retrain && keepsIndex(core, sources[0]!)) {
     return { handle: await native.segmentLiveCopy(sources[0]!.handle), trainedRows: trainedOf(sources[0]!) };
   }
-  const handle = native.segmentCreate(core.dim, core.manifest.metric);
+  // Room for every live row at once: grown by doubling, the copy of a large merge would hold up
+  // to twice its rows, and three times while one reallocation copies them.
+  const rows = plan.sources.reduce((sum, s) => sum + s.live, 0);
+  const handle = native.segmentCreate(core.dim, core.manifest.metric, rows);
   for (const src of sources) await native.segmentAbsorb(handle, src.handle);
   return { handle, trainedRows: 0 };
 }

@@ -1,7 +1,9 @@
 #include "vector_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "../kernels/half.h"
 
@@ -31,6 +33,34 @@ void VectorStore::read_row(uint32_t r, float* out) const {
   }
   const uint16_t* h = halves_.data() + size_t(r) * dim_;
   for (size_t i = 0; i < dim_; ++i) out[i] = half_to_float(h[i]);
+}
+
+const float* VectorStore::float_row(uint32_t r, float* scratch) const {
+  if (!half_) return row(r);
+  read_row(r, scratch);
+  if (metric_ == Metric::Cosine) normalize(scratch, dim_);
+  return scratch;
+}
+
+void VectorStore::append_row_of(const VectorStore& src, uint32_t r) {
+  if (src.half_ && !half_ && data_.empty()) {
+    // The float reservation was address space only; the same rows of halves instead.
+    const size_t reserved = data_.capacity();
+    std::vector<float>().swap(data_);
+    half_ = true;
+    halves_.reserve(reserved);
+    if (metric_ == Metric::Cosine) inv_norms_.reserve(reserved / std::max<size_t>(dim_, 1));
+  }
+  if (half_ && !src.half_) to_f32();
+  if (!half_) {
+    std::vector<float> row(dim_);
+    src.read_row(r, row.data());
+    append(row.data(), 1);
+    return;
+  }
+  const uint16_t* h = src.halves_.data() + size_t(r) * dim_;
+  halves_.insert(halves_.end(), h, h + dim_);
+  if (metric_ == Metric::Cosine) inv_norms_.push_back(src.inv_norms_[r]);
 }
 
 void VectorStore::to_f16() {

@@ -27,16 +27,31 @@ class VectorStore {
   const uint16_t* halves() const { return halves_.data(); }
   // Row r as floats, whatever the store keeps.
   void read_row(uint32_t r, float* out) const;
+  // Row r as a build reads it: a float row as it is; a half row widened into `scratch` (dim
+  // floats), cosine rows normalised again as to_f32 does. So a build over a half store reads the
+  // rows a widened store would hold, without holding them all twice.
+  const float* float_row(uint32_t r, float* scratch) const;
   // Where row r starts and how long it is (prefetching).
   const void* row_address(uint32_t r) const {
     return half_ ? static_cast<const void*>(halves_.data() + size_t(r) * dim_) : static_cast<const void*>(row(r));
   }
   size_t row_bytes() const { return dim_ * (half_ ? sizeof(uint16_t) : sizeof(float)); }
-  void reserve(size_t rows) { data_.reserve(rows * dim_); }
+  void reserve(size_t rows) {
+    if (half_) halves_.reserve(rows * dim_);
+    else data_.reserve(rows * dim_);
+  }
   // Drops spare capacity once no more rows come (a sealed segment): growth left up to 2x.
-  void shrink_to_fit() { data_.shrink_to_fit(); }
+  void shrink_to_fit() {
+    data_.shrink_to_fit();
+    halves_.shrink_to_fit();
+    inv_norms_.shrink_to_fit();
+  }
   // Float32 stores only.
   void append(const float* rows, size_t n);
+  // Appends row r of `src` (same shape) as it is held there: an empty store takes half
+  // precision from a half source (no widening, no second rounding); a half store meeting a
+  // float row widens first, as only every row in half precision keeps the store half.
+  void append_row_of(const VectorStore& src, uint32_t r);
   // Rows to half precision, the float32 copy freed; and back (before another build).
   void to_f16();
   // Whether every value survives half precision unchanged (small integers, e.g. pixels).

@@ -47,6 +47,8 @@ constexpr float kBitBoundConfidenceMax = 4.0f;
 constexpr double kMaxDriftRatio = 1.5;
 // Rows sampled to fit the SQ8 ranges of the residuals.
 constexpr size_t kSq8TrainRows = 65536;
+// Half rows widened for a build this many at a time (48 MB of 768-d floats).
+constexpr size_t kWidenRows = 16384;
 
 inline void prefetch_bytes(const void* p, size_t bytes) {
   const char* c = static_cast<const char*>(p);
@@ -199,6 +201,48 @@ struct QueryWeights {
     s = s2;
   }
 };
+
+// Rows [b, e) of the store as contiguous floats: a float store's own, or half rows widened into
+// `scratch` (see VectorStore::float_row), on `threads` threads.
+const float* float_block(const VectorStore& store, size_t b, size_t e, unsigned threads, std::vector<float>& scratch) {
+  if (!store.is_half()) return store.row(uint32_t(b));
+  const size_t d = store.dim();
+  scratch.resize((e - b) * d);
+  parallel_for(e - b, 1024, threads, [&](size_t i0, size_t i1) {
+    for (size_t i = i0; i < i1; ++i) store.float_row(uint32_t(b + i), scratch.data() + i * d);
+  });
+  return scratch.data();
+}
+
+// Nearest list of each of rows [first, first + n) of the store, a block of rows at a time, so a
+// build over a half store never holds its rows in float all at once.
+void assign_rows(const VectorStore& store, size_t first, size_t n, const float* centroids, size_t k, KMeansMode mode,
+                 unsigned threads, uint32_t* labels) {
+  std::vector<float> scratch;
+  const size_t block = store.is_half() ? kWidenRows : std::max<size_t>(n, 1);
+  for (size_t b = 0; b < n; b += block) {
+    const size_t e = std::min(n, b + block);
+    kmeans_assign(float_block(store, first + b, first + e, threads, scratch), e - b, store.dim(), centroids, k, mode, threads,
+                  labels + b, nullptr);
+  }
+}
+
+// The k nearest rows of each query (exact, blocked), a block of rows at a time like assign_rows:
+// with several blocks, a query keeps each block's k nearest, which hold its k nearest overall.
+void nearest_rows(const VectorStore& store, const float* queries, size_t nq, uint32_t k, KMeansMode mode, unsigned threads,
+                  std::vector<std::vector<uint32_t>>& near) {
+  const size_t n = store.size();
+  near.assign(nq, {});
+  std::vector<float> scratch;
+  std::vector<std::vector<uint32_t>> part;
+  const size_t block = store.is_half() ? kWidenRows : std::max<size_t>(n, 1);
+  for (size_t b = 0; b < n; b += block) {
+    const size_t e = std::min(n, b + block);
+    knn_blocked(queries, nq, float_block(store, b, e, threads, scratch), e - b, store.dim(), mode, k, threads, part);
+    for (size_t i = 0; i < nq; ++i)
+      for (uint32_t r : part[i]) near[i].push_back(uint32_t(b + r));
+  }
+}
 
 }  // namespace
 
@@ -493,7 +537,8 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   ko.progress = &progress;
   ko.progress_from = 0;
   ko.progress_to = 60;
-  KMeansResult km = kmeans_train(store.data(), n, dim_, ko);
+  KMeansResult km = store.is_half() ? kmeans_train([&](size_t i, float* out) { store.float_row(uint32_t(i), out); }, n, dim_, ko)
+                                     : kmeans_train(store.data(), n, dim_, ko);
   centroids_ = std::move(km.centroids);
   nlist_ = uint32_t(km.k);
 
@@ -511,7 +556,7 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   const size_t n = store.size(), d = dim_;
   const unsigned threads = resolve_threads(opts.threads);
   std::vector<uint32_t> labels(n);
-  kmeans_assign(store.data(), n, d, centroids_.data(), nlist_, mode_for(metric_), threads, labels.data(), nullptr);
+  assign_rows(store, 0, n, centroids_.data(), nlist_, mode_for(metric_), threads, labels.data());
   progress = 72;
 
   // Drop empty lists (duplicates, fewer distinct rows than lists): every list holds a row.
@@ -553,9 +598,9 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   }
 
   auto residual = [&](uint32_t pos, float* out) {
-    const float* x = store.row(ids_[pos]);
+    const float* x = store.float_row(ids_[pos], out);
     if (!residual_) {
-      std::memcpy(out, x, d * sizeof(float));
+      if (x != out) std::memcpy(out, x, d * sizeof(float));
       return;
     }
     const float* c = centroid(list_of[pos]);
@@ -577,17 +622,19 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   codes_.assign(n * stride_ + kCodeTail, 0);
   if (metric_ == Metric::L2) bias_.assign(n, 0.0f);
   parallel_for(nlist_, std::max<size_t>(1, nlist_ / (size_t(threads) * 16)), threads, [&](size_t b, size_t e) {
-    std::vector<float> tmp(d);
+    std::vector<float> tmp(d), row(d);
     for (size_t l = b; l < e; ++l)
-      for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos) encode_position(pos, store.row(ids_[pos]), uint32_t(l), tmp.data());
+      for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; ++pos)
+        encode_position(pos, store.float_row(ids_[pos], row.data()), uint32_t(l), tmp.data());
   });
 }
 
 void IvfIndex::encode_bits(const VectorStore& store, const BuildOptions& opts, const std::vector<uint32_t>& list_of) {
   const size_t n = store.size(), d = dim_;
   std::vector<double> sum(d, 0.0);
+  std::vector<float> row(d);
   for (size_t r = 0; r < n; ++r) {
-    const float* x = store.row(uint32_t(r));
+    const float* x = store.float_row(uint32_t(r), row.data());
     for (size_t t = 0; t < d; ++t) sum[t] += x[t];
   }
   std::vector<float> mean(d);
@@ -595,7 +642,8 @@ void IvfIndex::encode_bits(const VectorStore& store, const BuildOptions& opts, c
   bits_.init(d, metric_, mean.data(), opts.seed ^ 0x6269747321ull, n);
   const unsigned threads = resolve_threads(opts.threads);
   parallel_for(n, 256, threads, [&](size_t b, size_t e) {
-    for (size_t pos = b; pos < e; ++pos) bits_.encode(pos, store.row(ids_[pos]), centroid(list_of[pos]));
+    std::vector<float> scratch(d);
+    for (size_t pos = b; pos < e; ++pos) bits_.encode(pos, store.float_row(ids_[pos], scratch.data()), centroid(list_of[pos]));
   });
   bit_codes_ = true;
 }
@@ -698,15 +746,19 @@ void IvfIndex::tune_default_nprobe(const VectorStore& store, const BuildOptions&
   // Exact distance of each query's kk-th nearest other row: blocked exact k-NN for the ids, then
   // the store's own distances (those the search reports), a few extra against rounding ties.
   std::vector<float> kth(nq);
+  std::vector<float> qrows(nq * dim_);
+  for (size_t i = 0; i < nq; ++i) {
+    float* q = qrows.data() + i * dim_;
+    const float* x = store.float_row(queries[i], q);
+    if (x != q) std::memcpy(q, x, dim_ * sizeof(float));
+  }
   {
-    std::vector<float> qrows(nq * dim_);
-    for (size_t i = 0; i < nq; ++i) std::memcpy(qrows.data() + i * dim_, store.row(queries[i]), dim_ * sizeof(float));
     std::vector<std::vector<uint32_t>> near;
-    knn_blocked(qrows.data(), nq, store.data(), n, dim_, mode_for(metric_), kk + 4, threads, near);
+    nearest_rows(store, qrows.data(), nq, kk + 4, mode_for(metric_), threads, near);
     for (size_t i = 0; i < nq; ++i) {
       std::vector<float> dist;
       for (uint32_t r : near[i])
-        if (r != queries[i]) dist.push_back(store.distance(store.row(queries[i]), r));
+        if (r != queries[i]) dist.push_back(store.distance(qrows.data() + i * dim_, r));
       std::sort(dist.begin(), dist.end());
       kth[i] = dist.empty() ? 0.0f : dist[std::min<size_t>(kk, dist.size()) - 1];
     }
@@ -726,7 +778,7 @@ void IvfIndex::tune_default_nprobe(const VectorStore& store, const BuildOptions&
         sp.k = kk + 1;
         sp.nprobe = nprobe;
         SearchStats st;
-        search(store, store.row(queries[i]), sp, top, st);
+        search(store, qrows.data() + i * dim_, sp, top, st);
         uint32_t taken = 0, h = 0;
         for (auto& r : top.take_sorted()) {
           if (r.label == queries[i] || taken == kk) continue;
@@ -966,13 +1018,12 @@ std::unique_ptr<VectorIndex> IvfIndex::keep_rows(const std::vector<uint32_t>& ke
 
 std::unique_ptr<VectorIndex> IvfIndex::with_rows_appended(const VectorStore& store, const BuildOptions& opts) const {
   const size_t first = ids_.size(), n = store.size(), d = dim_;
-  if (store.is_half() || store.dim() != d || n <= first || n > UINT32_MAX) return nullptr;
+  if (store.dim() != d || n <= first || n > UINT32_MAX) return nullptr;
   // Past the size where a build would choose the other codes, only a build pays.
   if (wants_bit_codes(n, d) != bit_codes_) return nullptr;
   const unsigned threads = resolve_threads(opts.threads);
   std::vector<uint32_t> label(n - first);
-  kmeans_assign(store.row(uint32_t(first)), n - first, d, centroids_.data(), nlist_, mode_for(metric_), threads, label.data(),
-                nullptr);
+  assign_rows(store, first, n - first, centroids_.data(), nlist_, mode_for(metric_), threads, label.data());
 
   // Rows far from every list (a new topic, a drifting stream, the far end of a line) would crowd
   // the outermost lists, their residuals past what the codes were fitted to: only a build over
@@ -986,10 +1037,11 @@ std::unique_ptr<VectorIndex> IvfIndex::with_rows_appended(const VectorStore& sto
   };
   double held = 0, taken = 0;
   size_t sampled = 0;
+  std::vector<float> row(d);
   const size_t step = std::max<size_t>(1, first / 4096);
   for (uint32_t l = 0; l < nlist_; ++l)
-    for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; pos += uint32_t(step), ++sampled) held += sq_distance(store.row(ids_[pos]), l);
-  for (size_t i = 0; i < label.size(); ++i) taken += sq_distance(store.row(uint32_t(first + i)), label[i]);
+    for (uint32_t pos = offsets_[l]; pos < offsets_[l + 1]; pos += uint32_t(step), ++sampled) held += sq_distance(store.float_row(ids_[pos], row.data()), l);
+  for (size_t i = 0; i < label.size(); ++i) taken += sq_distance(store.float_row(uint32_t(first + i), row.data()), label[i]);
   const double ratio = (taken / double(label.size())) / std::max(held / double(std::max<size_t>(sampled, 1)), 1e-30);
   if (ratio > kMaxDriftRatio) return nullptr;
 
@@ -1016,8 +1068,9 @@ std::unique_ptr<VectorIndex> IvfIndex::with_rows_appended(const VectorStore& sto
   }
   lay_out_codes(*out, from);
   parallel_for(added.size(), 256, threads, [&](size_t b, size_t e) {
-    std::vector<float> scratch(d);
-    for (size_t i = b; i < e; ++i) out->encode_position(added[i].first, store.row(uint32_t(first + i)), added[i].second, scratch.data());
+    std::vector<float> scratch(d), row(d);
+    for (size_t i = b; i < e; ++i)
+      out->encode_position(added[i].first, store.float_row(uint32_t(first + i), row.data()), added[i].second, scratch.data());
   });
   out->on_centroids(opts, nullptr);
   // The lists hold more rows than they were calibrated with: the default is measured again.

@@ -211,9 +211,9 @@ void lloyd(const float* x, size_t s, size_t dim, size_t k, uint32_t iters, KMean
   }
 }
 
-}  // namespace
-
-KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOptions& opt) {
+// `x`: the points as one array when the caller holds them so (a sample of every point then
+// trains in place); `read`: point by point otherwise.
+KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim, const KMeansOptions& opt) {
   KMeansResult res;
   if (n == 0) return res;
   const size_t k = std::clamp<size_t>(opt.k, 1, n);
@@ -232,14 +232,14 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   const size_t per = std::max<uint32_t>(opt.max_points_per_centroid, 1);
   const size_t s = std::min(n, std::max(k, k * per));
   // Every row, already in the form training needs (l2, or unit rows for spherical): no copy.
-  bool in_place = s == n;
+  bool in_place = x && s == n;
   if (in_place && opt.mode == KMeansMode::Spherical) {
     const KernelTable& kt = active_kernels();
     for (size_t i = 0; i < n && in_place; ++i) in_place = std::fabs(kt.ip_f32(x + i * dim, x + i * dim, dim) - 1.0f) < 1e-4f;
   }
   std::vector<float> sample(in_place ? 0 : s * dim);
   if (!in_place && s == n) {
-    std::memcpy(sample.data(), x, n * dim * sizeof(float));
+    for (size_t i = 0; i < n; ++i) read(i, sample.data() + i * dim);
   } else if (!in_place) {
     std::vector<uint32_t> perm(n);
     std::iota(perm.begin(), perm.end(), 0u);
@@ -248,7 +248,7 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
       std::swap(perm[i], perm[pick(rng)]);
     }
     std::sort(perm.begin(), perm.begin() + s);  // sequential reads of x
-    for (size_t i = 0; i < s; ++i) std::memcpy(sample.data() + i * dim, x + size_t(perm[i]) * dim, dim * sizeof(float));
+    for (size_t i = 0; i < s; ++i) read(perm[i], sample.data() + i * dim);
   }
   if (opt.mode == KMeansMode::Spherical && !in_place) normalize_rows(sample.data(), s, dim);
   const float* train = in_place ? x : sample.data();
@@ -340,6 +340,16 @@ KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOpti
   }
   report(1.0);
   return res;
+}
+
+}  // namespace
+
+KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOptions& opt) {
+  return train(x, [&](size_t i, float* out) { std::memcpy(out, x + i * dim, dim * sizeof(float)); }, n, dim, opt);
+}
+
+KMeansResult kmeans_train(const PointReader& read, size_t n, size_t dim, const KMeansOptions& opt) {
+  return train(nullptr, read, n, dim, opt);
 }
 
 }  // namespace sable

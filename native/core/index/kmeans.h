@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,13 @@ struct KMeansResult {
 
 // Trains min(opt.k, n) centroids (at least 1 when n > 0; none when n == 0).
 KMeansResult kmeans_train(const float* x, size_t n, size_t dim, const KMeansOptions& opt);
+
+// Fills `out` (dim floats) with point i; the points a training sample draws, one at a time.
+using PointReader = std::function<void(size_t i, float* out)>;
+
+// The same training over points read one at a time (points not held as one float array, such
+// as half-precision rows): only the sample is held in floats.
+KMeansResult kmeans_train(const PointReader& read, size_t n, size_t dim, const KMeansOptions& opt);
 
 // Nearest centroid of each of n points. labels[i] gets the centroid index; dist (optional) gets
 // the squared L2 distance (L2) or the negated inner product (Spherical). Ties go to the lower

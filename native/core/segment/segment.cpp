@@ -126,10 +126,10 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     progress_ = 0;
   }
   try {
-    // The store is immutable once sealed, so the build reads it without the lock; a half-precision
-    // store (a sable segment rebuilt) is widened first, as builds read float rows, and searches
-    // of the old index wait for that.
-    if (store_.is_half()) {
+    // The store is immutable once sealed, so the build reads it without the lock. A sable build
+    // reads half rows a block at a time; other indexes keep float rows, so a half store (a sable
+    // segment rebuilt as another type) is widened first, and searches of the old index wait for that.
+    if (store_.is_half() && type != IndexType::Sable) {
       Reshaping lock(*this);
       store_.to_f32();
     }
@@ -351,11 +351,9 @@ void Segment::append_live_rows_of(const Segment& src) {
     if (it->second.type() != col.type()) throw Error(Code::invalid_argument, "column '" + name + "' differs in type");
   }
   size_t added = 0;
-  std::vector<float> row(store_.dim());
   for (size_t r = 0; r < src.ids_.size(); ++r) {
     if (src.tombstones_.test(r) || row_of_.contains(src.ids_[r], ids_)) continue;
-    src.store_.read_row(uint32_t(r), row.data());
-    store_.append(row.data(), 1);
+    store_.append_row_of(src.store_, uint32_t(r));
     ids_.push_back(src.ids_[r]);
     row_of_.insert(src.ids_[r], uint32_t(ids_.size() - 1), ids_);
     for (auto& [name, col] : columns_.all()) {
@@ -400,12 +398,20 @@ std::shared_ptr<Segment> Segment::live_copy() const {
   return out;
 }
 
+size_t Segment::live_rows() const {
+  std::shared_lock lock(mu_);
+  return ids_.size() - tombstone_count_;
+}
+
 std::shared_ptr<Segment> Segment::extended(const std::vector<std::shared_ptr<Segment>>& sources) const {
   std::shared_ptr<Segment> out = live_copy();
-  // Rows are appended as floats (nothing else holds the copy yet); the build that follows
-  // narrows them again.
-  out->store_.to_f32();
+  // Rows join in the base's precision (a half source stays half, so a large base is never
+  // widened whole); the whole size at once, not doubling as rows arrive.
   out->sealed_ = false;
+  size_t rows = out->ids_.size();
+  for (const auto& src : sources) rows += src->live_rows();
+  out->store_.reserve(rows);
+  out->ids_.reserve(rows);
   for (const auto& src : sources) out->append_live_rows_of(*src);
   out->store_.shrink_to_fit();
   out->ids_.shrink_to_fit();

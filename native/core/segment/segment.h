@@ -74,8 +74,8 @@ class Segment {
   void seal();
   // A sealed segment waiting for a `sable` build keeps its rows as that index will (half
   // precision where harmless) while it waits: a bulk load seals partitions faster than they are
-  // indexed, and float rows waiting in line would hold twice the memory. The build widens them
-  // back for its own duration. Returns whether the rows are half precision now.
+  // indexed, and float rows waiting in line would hold twice the memory. The build reads them
+  // as they are, a block at a time. Returns whether the rows are half precision now.
   bool compact_rows_for(IndexType planned);
 
   // Searches one prepared-by-caller raw query; pushes (internal distance, external id).
@@ -89,6 +89,7 @@ class Segment {
                           SegmentReceipt* receipts) const;
 
   SegmentStats stats() const;
+  size_t live_rows() const;
   std::vector<int64_t> live_ids() const;
   // Ids in row order, tombstoned rows included (to rebuild columns row by row).
   std::vector<int64_t> row_ids() const;
@@ -97,7 +98,8 @@ class Segment {
   // Replaces every column with batches covering all rows (a schema change), atomically for readers.
   // `rows` is the row count the batches were built for; it must still be the segment's.
   void replace_columns(const std::vector<ColumnBatch>& columns, size_t rows);
-  // Copies the live rows of `sources` into this (growing) segment: compaction.
+  // Copies the live rows of `sources` into this (growing) segment: compaction. Half rows stay
+  // half in an empty segment or one already half (see VectorStore::append_row_of).
   void append_live_rows_of(const Segment& source);
   // A sealed segment of this one's live rows with its index, rows dropped from the index without
   // a new build (VectorIndex::keep_rows); without an index (status None) when this one has none
