@@ -372,7 +372,7 @@ export class DatasetService {
    */
   async loadBatch(r: DatasetRecord, ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void> {
     if (this.opts.placement) await this.opts.placement.upsert(r, ids, vectors, metadata);
-    else await this.engineOf(r).upsert(ids, vectors, metadata);
+    else await this.engineOf(r).upsert(ids, vectors, metadata, { bulk: true });
     const range = { start: [r.id], end: [r.id, Number.MAX_SAFE_INTEGER + 1] };
     if (this.store.externalIds.getKeysCount({ ...range, limit: 1 }) > 0) {
       await this.store.write(() => {

@@ -28,7 +28,7 @@ import { admits, columnValues, matching, type Matching } from './scan.js';
 import * as search from './search.js';
 import * as settings from './settings.js';
 import { tuningInEffect, type TuningInEffect } from './tuning.js';
-import { deleteIds, upsert } from './writes.js';
+import { deleteIds, upsert, type UpsertOptions } from './writes.js';
 
 export class Dataset {
   private readonly core: DatasetCore;
@@ -77,9 +77,12 @@ export class Dataset {
 
   // ---------------------------------------------------------------- writes
 
-  /** Inserts or replaces vectors; resolves once they are durable and searchable. */
-  upsert(ids: number[] | Float64Array, vectors: Float32Array, metadata?: (Metadata | undefined | null)[]): Promise<{ upserted: number }> {
-    return upsert(this.core, ids, vectors, metadata);
+  /**
+   * Inserts or replaces vectors; resolves once they are durable and searchable. `bulk`: a bulk
+   * load's large batch, committed in fewer, larger transactions.
+   */
+  upsert(ids: number[] | Float64Array, vectors: Float32Array, metadata?: (Metadata | undefined | null)[], options?: UpsertOptions): Promise<{ upserted: number }> {
+    return upsert(this.core, ids, vectors, metadata, options);
   }
 
   /** Deletes vectors by id; resolves with how many existed. */

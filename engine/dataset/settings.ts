@@ -113,6 +113,8 @@ export function stats(core: DatasetCore): DatasetStats {
       }
     }
   }
+  // A compaction's target holds its copy of the rows until it replaces its sources.
+  if (core.compaction) memory += native.segmentStats(core.compaction.target.handle).memoryBytes;
   const waiting = core.rebuildsWaiting > 0;
   return {
     name: core.name,

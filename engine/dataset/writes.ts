@@ -11,7 +11,7 @@ import type { Partition } from '../partition.js';
 import type { Metadata, Scalar } from '../types.js';
 import { noteRemovals } from './compaction.js';
 import type { DatasetCore } from './core.js';
-import { submitWrite, TRANSACTION_SLICE_BYTES, type StagedWrite } from './write-groups.js';
+import { BULK_SLICE_BYTES, submitWrite, TRANSACTION_SLICE_BYTES, type StagedWrite } from './write-groups.js';
 
 type Located = { partition: Partition; mask: Uint8Array }[];
 
@@ -31,12 +31,18 @@ export function checkValues(v: Float32Array, at: number, dim: number, what: stri
   if (squares > MAX_SQUARED_LENGTH) throw invalid(`${what} is too long to score: its squared length ${squares.toExponential(2)} is over ${MAX_SQUARED_LENGTH}`);
 }
 
+export interface UpsertOptions {
+  /** A bulk load's batch: committed in slices of BULK_SLICE_BYTES instead of TRANSACTION_SLICE_BYTES. */
+  bulk?: boolean;
+}
+
 /** Inserts or replaces vectors; resolves once they are durable and searchable. */
 export async function upsert(
   core: DatasetCore,
   ids: number[] | Float64Array,
   vectors: Float32Array,
   metadata?: (Metadata | undefined | null)[],
+  options: UpsertOptions = {},
 ): Promise<{ upserted: number }> {
   core.checkOpen();
   const dim = core.dim;
@@ -53,24 +59,24 @@ export async function upsert(
   metadata?.forEach((m, i) => checkMetadata(ids[i], m));
   const rows = lastRows(ids, vectors, metadata ?? [], dim);
   const n = rows.ids.length;
-  for (const slice of transactionSlices(rows, dim)) {
+  for (const slice of transactionSlices(rows, dim, options.bulk ? BULK_SLICE_BYTES : TRANSACTION_SLICE_BYTES)) {
     await submitWrite(core, { ids: slice.ids, rows: slice.ids.length, stage: () => stageUpsert(core, slice) });
   }
   return { upserted: n };
 }
 
 /**
- * The rows in slices of about TRANSACTION_SLICE_BYTES (views, no copies), committed one after
- * another: a crash during a large upsert keeps whole slices, in order.
+ * The rows in slices of about `sliceBytes` (views, no copies), committed one after another: a
+ * crash during a large upsert keeps whole slices, in order.
  */
-function transactionSlices(rows: Rows, dim: number): Rows[] {
+function transactionSlices(rows: Rows, dim: number, sliceBytes: number): Rows[] {
   const n = rows.ids.length;
   const slices: Rows[] = [];
   let start = 0;
   let bytes = 0;
   for (let i = 0; i < n; i++) {
     bytes += dim * 4 + approximateBytes(rows.metas[i]);
-    if (bytes >= TRANSACTION_SLICE_BYTES || i === n - 1) {
+    if (bytes >= sliceBytes || i === n - 1) {
       slices.push({
         ids: rows.ids.subarray(start, i + 1),
         vectors: rows.vectors.subarray(start * dim, (i + 1) * dim),

@@ -1,8 +1,21 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../dist/engine/index.js';
-import { TRANSACTION_SLICE_BYTES } from '../../dist/engine/dataset/write-groups.js';
+import { BULK_SLICE_BYTES, TRANSACTION_SLICE_BYTES } from '../../dist/engine/dataset/write-groups.js';
+
+/** LMDB's id of the last committed transaction of the store in `dir`. */
+function lastTxn(dir: string): number {
+  const env = open({ path: join(dir, 'sable.mdb'), readOnly: true });
+  try {
+    return env.getStats().lastTxnId as number;
+  } finally {
+    void env.close();
+  }
+}
 
 describe('an upsert larger than one transaction slice', () => {
   it('stores every row with its own metadata across the slices', async () => {
@@ -25,6 +38,33 @@ describe('an upsert larger than one transaction slice', () => {
       }
     } finally {
       await engine.close();
+    }
+  });
+
+  it('commits a bulk batch in slices of BULK_SLICE_BYTES: far fewer transactions, the same rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sable-bulk-slices-'));
+    const engine = await Engine.open({ path: dir });
+    try {
+      const dim = 768;
+      const rows = Math.ceil((1.5 * BULK_SLICE_BYTES) / (dim * 4));
+      const vectors = new Float32Array(rows * dim);
+      for (let r = 0; r < rows; r++) vectors.fill(r + 1, r * dim, (r + 1) * dim);
+      const commitsOf = async (name: string, bulk: boolean) => {
+        const ds = await engine.createDataset({ name, dim, metric: 'l2', promotion: { max_buffer_vectors: 1_000_000 } });
+        const before = lastTxn(dir);
+        await ds.upsert(Float64Array.from({ length: rows }, (_, r) => r), vectors, undefined, { bulk });
+        const commits = lastTxn(dir) - before;
+        for (const r of [0, rows >> 1, rows - 1]) expect(ds.getVector(r)).toEqual(vectors.subarray(r * dim, (r + 1) * dim));
+        expect(ds.stats().vector_count).toBe(rows);
+        return commits;
+      };
+      const sliced = await commitsOf('sliced', false);
+      const bulk = await commitsOf('bulk', true);
+      expect(sliced).toBeGreaterThanOrEqual(Math.floor((rows * dim * 4) / TRANSACTION_SLICE_BYTES));
+      expect(bulk).toBeLessThanOrEqual(3);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
