@@ -23,6 +23,8 @@ export interface LoadRequest {
   seen: IdSet;
   /** `observed`: the metadata values by type, counted from the columns (schema inference). */
   upsert(ids: Float64Array, vectors: Float32Array, metadata: Metadata[] | undefined, observed: Observations): Promise<void>;
+  /** The file's rows, once its footer is read (before its first batch). */
+  expectRows?(rows: number): void;
   shouldStop(): boolean;
   onProgress(rowsDone: number, rowsTotal: number, inserted: number): Promise<void>;
 }
@@ -51,6 +53,7 @@ export class ParquetLoader implements FileLoader {
     try {
       const shape = await this.pool.inspect(req.path, req.dim, req.idColumnRequired);
       if (isProblem(shape)) throw new FileError(shape.type, shape.message);
+      req.expectRows?.(shape.rows);
       const starts: number[] = [];
       shape.rowGroups.reduce((first, rows) => (starts.push(first), first + rows), 0);
       const read = (g: number) => this.pool.read(req.path, req.dim, shape, g, starts[g]);

@@ -15,6 +15,7 @@ import { Interrupted, type JobContext, type JobHandler } from '../jobs/runner.js
 import { storageKeyOf } from '../jobs/uploads.js';
 import { IdSet } from './id-set.js';
 import type { ParquetLoader } from './parquet-file-loader.js';
+import type { BulkLoad } from '../engine/index.js';
 
 /** Progress is written at most this often while a file loads. */
 const PROGRESS_EVERY_MS = 500;
@@ -46,11 +47,11 @@ export class ParquetLoadHandler implements JobHandler {
       return;
     }
     // The dataset's index builds wait for the load (they would take the CPU it needs).
-    const releaseBuilds = job.validate_only ? () => {} : this.datasets.holdBuilds(record);
+    const bulk = job.validate_only ? null : this.datasets.beginBulkLoad(record);
     try {
-      await this.loadFiles(job, record, t0, ctx);
+      await this.loadFiles(job, record, t0, ctx, bulk);
     } finally {
-      releaseBuilds();
+      bulk?.end();
     }
   }
 
@@ -73,7 +74,7 @@ export class ParquetLoadHandler implements JobHandler {
     await this.queue.put({ ...job, message: 'resumed after the service restarted' }, processing.map(restartedFile));
   }
 
-  private async loadFiles(job: JobRecord, record: DatasetRecord, t0: number, ctx: JobContext): Promise<void> {
+  private async loadFiles(job: JobRecord, record: DatasetRecord, t0: number, ctx: JobContext, bulk: BulkLoad | null): Promise<void> {
     const jobId = job.job_id;
     const all = await this.queue.files(jobId);
     const pendingFiles = all.filter((f) => f.status === 'pending');
@@ -95,6 +96,7 @@ export class ParquetLoadHandler implements JobHandler {
         const result = await this.loader.load({
           path: staged.path,
           upsert: (ids, vectors, metadata, observed) => this.datasets.loadBatch(record, ids, vectors, metadata, observed),
+          expectRows: (rows) => bulk?.expectRows(rows),
           dim: record.dim,
           validateOnly: job.validate_only,
           idColumnRequired: multiFile,

@@ -8,6 +8,7 @@ export { Engine, type EngineOptions } from './engine.js';
 export { Dataset } from './dataset/dataset.js';
 export type { Matching } from './dataset/scan.js';
 export type { UpsertOptions } from './dataset/writes.js';
+export type { BulkLoad } from './dataset/bulk-load.js';
 export { ShardPool, type ShardPoolOptions } from './threads/shard-pool.js';
 export { resolveTuning, type TuningInEffect } from './dataset/tuning.js';
 export { DEFAULT_SLA, nearestRank } from './sla.js';

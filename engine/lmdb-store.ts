@@ -45,6 +45,11 @@ export interface PartitionRecord {
    * over this one) or an older one is refused and rebuilt. Records written before it have none.
    */
   checksum?: string;
+  /**
+   * A bulk load's gathering partition (state growing, its rows in `pending`; engine/dataset/
+   * bulk-load.ts): after a restart it is sealed, never taken for the growing partition.
+   */
+  gathering?: true;
   /** Ids of a sealed partition as float64 bytes, in records written before `partIds` existed. */
   ids?: Uint8Array;
   createdAt: number;

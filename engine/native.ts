@@ -78,6 +78,8 @@ export interface NativeQueryOptions {
   beamWidth?: number;
   rerankDepth?: number;
   exact?: boolean;
+  /** The segments may hold the same id (partitions being gathered): each id answered once. */
+  distinct?: boolean;
   predicates?: NativePredicate[];
 }
 

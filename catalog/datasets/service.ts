@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   DEFAULT_SLA,
   resolveTuning,
+  type BulkLoad,
   type Dataset,
   type DatasetStats,
   type Engine,
@@ -237,11 +238,12 @@ export class DatasetService {
   }
 
   /**
-   * Holds the dataset's index builds (they would take the CPU a bulk load needs) until the
-   * returned function is called. In a cluster the replicas build on their own nodes: nothing held.
+   * A bulk load begins: the dataset's index builds wait (they would take the CPU the load needs)
+   * and its partitions gather into one, until `end`. In a cluster the replicas build on their own
+   * nodes: nothing held.
    */
-  holdBuilds(r: DatasetRecord): () => void {
-    return this.opts.placement ? () => {} : this.engineOf(r).holdBuilds();
+  beginBulkLoad(r: DatasetRecord): BulkLoad {
+    return this.opts.placement ? { expectRows: () => {}, end: () => {} } : this.engineOf(r).beginBulkLoad();
   }
 
   /** Starts a rebuild of the index in the background; the statistics the moment it started. */

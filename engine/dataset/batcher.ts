@@ -111,5 +111,5 @@ export function runShards(runner: ShardRunner, handles: number[], query: Float32
  */
 function batchKey(handles: number[], o: NativeQueryOptions): string {
   const filter = o.predicates && o.predicates.length > 0 ? JSON.stringify(o.predicates) : '';
-  return `${handles.join(',')}|${o.k}|${o.nprobe ?? ''}|${o.beamWidth ?? ''}|${o.rerankDepth ?? ''}|${o.exact ? 1 : 0}|${filter}`;
+  return `${handles.join(',')}|${o.k}|${o.nprobe ?? ''}|${o.beamWidth ?? ''}|${o.rerankDepth ?? ''}|${o.exact ? 1 : 0}|${o.distinct ? 1 : 0}|${filter}`;
 }

@@ -40,7 +40,7 @@ const FOLD_COUNT = 4;
 const EXTEND_FACTOR = 2;
 const IDLE_EXTEND_FACTOR = 1.25;
 /** A rebuild holds the rows twice while it trains: past this, partitions merge by tiers. */
-const ONE_PARTITION_MAX_ROWS = 4_194_304;
+export const ONE_PARTITION_MAX_ROWS = 4_194_304;
 
 /** Merges the sealed partitions that are small or carry tombstones; resolves with how many. */
 export async function compact(core: DatasetCore): Promise<{ merged: number }> {

@@ -68,6 +68,12 @@ export class DatasetCore {
   rebuiltSnapshots = 0;
   /** Rows not served because their snapshot held them past a delete (see partitions.openSealed). */
   repairedRows = 0;
+  /** Bulk loads under way (bulk-load.ts), the rows they announced, and the partition gathering them. */
+  bulkLoads = 0;
+  bulkRowsExpected = 0;
+  gathered: Partition | null = null;
+  /** Partitions being copied into `gathered`. */
+  readonly gatherings = new Set<Promise<void>>();
 
   /** Upserts and deletes waiting for the next writer turn (write-groups.ts). */
   readonly waitingWrites: WaitingWrite[] = [];
@@ -144,14 +150,18 @@ export class DatasetCore {
     return native.segmentBuild(handle, this.manifest.indexType, { nlist: t.nlist, m: t.m, efConstruction: t.ef_construction });
   }
 
-  /** Defers the builds queued after this call until the returned function is called. */
-  holdBuilds(): () => void {
+  /**
+   * Defers the builds queued after this call until the returned function is called (once;
+   * `onRelease` runs then).
+   */
+  holdBuilds(onRelease?: () => void): () => void {
     let lift!: () => void;
     const held = new Promise<void>((resolve) => (lift = resolve));
     this.buildQueue = this.buildQueue.then(() => held);
     const release = () => {
-      this.buildHolds.delete(release);
+      if (!this.buildHolds.delete(release)) return;
       lift();
+      onRelease?.();
     };
     this.buildHolds.add(release);
     return release;

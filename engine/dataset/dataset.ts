@@ -29,6 +29,7 @@ import * as search from './search.js';
 import * as settings from './settings.js';
 import { tuningInEffect, type TuningInEffect } from './tuning.js';
 import { deleteIds, upsert, type UpsertOptions } from './writes.js';
+import { beginBulkLoad, type BulkLoad } from './bulk-load.js';
 
 export class Dataset {
   private readonly core: DatasetCore;
@@ -109,6 +110,14 @@ export class Dataset {
    */
   holdBuilds(): () => void {
     return this.core.holdBuilds();
+  }
+
+  /**
+   * A bulk load begins: builds are held as with holdBuilds, and a sable dataset gathers the
+   * partitions the load freezes into one, built when the load ends (see bulk-load.ts).
+   */
+  beginBulkLoad(): BulkLoad {
+    return beginBulkLoad(this.core);
   }
 
   /**

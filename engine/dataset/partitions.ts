@@ -11,7 +11,7 @@ import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import { bytesToFloat32, type Key, type PartitionRecord } from '../lmdb-store.js';
 import type { Metadata } from '../types.js';
-import { compactSoon } from './compaction.js';
+import { compactSoon, ONE_PARTITION_MAX_ROWS } from './compaction.js';
 import type { DatasetCore } from './core.js';
 import { saveSnapshot, snapshotFiles } from './snapshots.js';
 
@@ -29,14 +29,77 @@ export async function startGrowing(core: DatasetCore): Promise<void> {
   core.partitions.push(core.growing);
 }
 
-/** Freezes the growing partition (when it has rows) and indexes it in the background. */
+/**
+ * Freezes the growing partition (when it has rows) and indexes it in the background; during a
+ * bulk load of a sable dataset its rows join the load's gathered partition instead (bulk-load.ts).
+ */
 export async function promoteLocked(core: DatasetCore): Promise<void> {
   const old = core.growing;
   if (old.rows === 0) return;
   native.segmentSeal(old.handle);
   old.state = 'sealing';
   await startGrowing(core);
-  core.track(seal(core, old));
+  core.track(gathers(core) ? gather(core, old) : seal(core, old));
+}
+
+/** Whether a partition frozen now joins a bulk load's gathered partition. */
+function gathers(core: DatasetCore): boolean {
+  return core.bulkLoads > 0 && core.manifest.indexType === 'sable' && !core.closing;
+}
+
+/**
+ * Copies a frozen partition's rows (in half precision, as its build would keep them) into the
+ * gathered partition and drops it, in one writer turn: LMDB moves its ids to the gathered
+ * partition's pending list in one transaction, so a crash leaves each row in one of the two.
+ * Searches meanwhile may meet a row in both; the gathered partition holds copies until its build,
+ * and a search over it keeps each id once (Segment::holds_copies).
+ */
+export function gather(core: DatasetCore, p: Partition): Promise<void> {
+  const work = (async () => {
+    await native.segmentCompactRows(p.handle, core.manifest.indexType);
+    await core.exclusive(async () => {
+      const { storage, uid } = core;
+      if (core.gathered && core.gathered.rows + p.rows > ONE_PARTITION_MAX_ROWS) sealGathered(core);
+      const into = core.gathered ?? (core.gathered = await startGathered(core));
+      await native.segmentAbsorb(into.handle, p.handle);
+      const ids = native.segmentLiveIds(p.handle);
+      await storage.write(() => {
+        for (const id of ids) storage.pending.put([uid, into.pid], id);
+        storage.pending.remove([uid, p.pid]);
+        storage.parts.remove([uid, p.pid]);
+        storage.removeRange(storage.tombs, [uid, p.pid]);
+      });
+      core.partitions = core.partitions.filter((x) => x !== p);
+      core.retirement.retire(p.handle);
+    });
+  })();
+  core.gatherings.add(work);
+  const done = () => void core.gatherings.delete(work);
+  work.then(done, done);
+  return work;
+}
+
+/** Inside a writer turn: the gathered partition takes no more rows, and is indexed like any other. */
+export function sealGathered(core: DatasetCore): void {
+  const p = core.gathered;
+  if (!p) return;
+  core.gathered = null;
+  native.segmentSeal(p.handle);
+  core.track(seal(core, p));
+}
+
+/** A new gathered partition, recorded in LMDB before it takes rows, with room for the rows announced. */
+async function startGathered(core: DatasetCore): Promise<Partition> {
+  const pid = core.manifest.nextPartition++;
+  const rec: PartitionRecord = { pid, state: 'growing', gathering: true, createdAt: Date.now() };
+  await core.storage.write(() => {
+    core.storage.catalog.put(core.name, core.manifest);
+    core.storage.parts.put([core.uid, pid], rec);
+  });
+  const reserve = Math.min(core.bulkRowsExpected, ONE_PARTITION_MAX_ROWS);
+  const p = new Partition(pid, native.segmentCreate(core.dim, core.manifest.metric, reserve > 0 ? reserve : undefined), 'sealing');
+  core.partitions.push(p);
+  return p;
 }
 
 /**
@@ -99,7 +162,8 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
   }
   const records = [...storage.parts.getRange({ start: [uid], end: [uid, '\uffff'] })].map((e) => e.value);
   await dropOrphans(core, records);
-  const growingRecords = records.filter((r) => r.state === 'growing');
+  // A bulk load's gathered partition is sealed below, like any partition frozen before the stop.
+  const growingRecords = records.filter((r) => r.state === 'growing' && !r.gathering);
   for (const rec of records) {
     if (rec.state === 'sealed') {
       const opened = await openSealed(core, rec);

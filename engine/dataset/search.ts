@@ -41,7 +41,7 @@ export async function execute(core: DatasetCore, query: Float32Array, opts: Sear
   } else {
     results = [native.search(p.handles, query, p.options)];
   }
-  const merged = mergeShards(results, p.options.k);
+  const merged = mergeShards(results, p.options.k, p.options.distinct ?? false);
   const elapsed = Math.round((performance.now() - t0) * 1000);
   recordLatency(core, elapsed);
   return { hits: hits(core, merged, opts.includeMetadata ?? true), receipt: receiptOf(results, elapsed) };
@@ -60,6 +60,9 @@ export function plan(core: DatasetCore, opts: SearchOptions = {}): SearchPlan {
     beamWidth: opts.beamWidth,
     rerankDepth: opts.rerankDepth,
     exact: opts.exact,
+    // While a bulk load gathers partitions, a row copied into the gathered one is also in its
+    // source until the source leaves the list: a search planned meanwhile may meet it twice.
+    distinct: core.gathered !== null,
     predicates: compileFilters(core.ctx, opts.filters, opts.advancedFilters),
   };
   if (opts.nprobe === undefined && opts.beamWidth === undefined && (core.tuner.active || hasNprobeBounds(core))) {
@@ -156,12 +159,13 @@ function receiptOf(results: NativeResult | NativeResult[], elapsedUs: number): R
 }
 
 /** The k best of several shards' results (each sorted), their partitions in shard order. */
-function mergeShards(results: NativeResult[], k: number): NativeResult {
+function mergeShards(results: NativeResult[], k: number, distinct: boolean): NativeResult {
   if (results.length === 1) return results[0];
   const all: { id: number; score: number }[] = [];
   for (const r of results) for (let i = 0; i < r.ids.length; i++) all.push({ id: r.ids[i], score: r.scores[i] });
   all.sort((a, b) => a.score - b.score || a.id - b.id);
-  const top = all.slice(0, k);
+  const seen = new Set<number>();
+  const top = distinct ? all.filter((h) => !seen.has(h.id) && seen.add(h.id)).slice(0, k) : all.slice(0, k);
   return {
     ids: Float64Array.from(top, (h) => h.id),
     scores: Float32Array.from(top, (h) => h.score),

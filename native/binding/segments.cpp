@@ -97,6 +97,7 @@ QueryOptions query_options(const Napi::Value& value) {
   q.beam_width = opt_u32(o, "beamWidth");
   q.rerank_depth = opt_u32(o, "rerankDepth");
   q.exact = o.Get("exact").ToBoolean();
+  q.distinct = o.Get("distinct").ToBoolean();
   Napi::Value preds = o.Get("predicates");
   if (preds.IsArray()) {
     Napi::Array arr = preds.As<Napi::Array>();

@@ -37,6 +37,24 @@ class TopKOf {
     }
   }
 
+  // A segment's candidate into the collector its search merges every segment's into. With
+  // distinct on, a label held already keeps the nearer of its distances instead of a second
+  // slot (QueryOptions::distinct).
+  void merge_push(float distance, Label label) {
+    if (distinct_) {
+      for (auto& e : heap_) {
+        if (e.label != label) continue;
+        if (distance < e.distance) {
+          e.distance = distance;
+          std::make_heap(heap_.begin(), heap_.end());
+        }
+        return;
+      }
+    }
+    push(distance, label);
+  }
+  void set_distinct(bool on) { distinct_ = on; }
+
   // Ascending by distance; leaves the collector empty.
   std::vector<Entry> take_sorted() {
     std::sort_heap(heap_.begin(), heap_.end());
@@ -45,6 +63,7 @@ class TopKOf {
 
  private:
   size_t k_;
+  bool distinct_ = false;
   std::vector<Entry> heap_;
 };
 

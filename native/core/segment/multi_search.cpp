@@ -23,6 +23,7 @@ void search_range(const std::vector<std::shared_ptr<Segment>>& segments, const f
                   size_t last, const QueryOptions& opts, std::vector<SearchResult>& results) {
   const size_t dim = segments.front()->dim(), n = last - first;
   std::vector<TopKOf<int64_t>> merged(n, TopKOf<int64_t>(opts.k));
+  for (auto& m : merged) m.set_distinct(opts.distinct);
   std::vector<SegmentReceipt> receipts(n);
   for (size_t i = first; i < last; ++i) results[i].segments.resize(segments.size());
   for (size_t s = 0; s < segments.size(); ++s) {

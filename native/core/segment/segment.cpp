@@ -211,7 +211,7 @@ bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOpt
     receipts[i].strategy = "exact";
     receipts[i].estimated_recall = 1.0f;
     receipts[i].candidates_scored = matches;
-    for (const auto& e : local[i].take_sorted()) outs[i].push(e.distance, ids_[e.label]);
+    for (const auto& e : local[i].take_sorted()) outs[i].merge_push(e.distance, ids_[e.label]);
   }
   return true;
 }
@@ -287,7 +287,7 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
     receipt.beam_width = p.beam_width;
   }
   receipt.candidates_scored = stats.candidates_scored;
-  for (const auto& e : local.take_sorted()) out.push(e.distance, ids_[e.label]);
+  for (const auto& e : local.take_sorted()) out.merge_push(e.distance, ids_[e.label]);
 }
 
 SegmentStats Segment::stats() const {

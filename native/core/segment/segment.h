@@ -44,6 +44,9 @@ struct QueryOptions {
   uint32_t k = 10;
   uint32_t nprobe = 0, beam_width = 0, rerank_depth = 0;  // 0: index defaults
   bool exact = false;                                      // force the exact strategy
+  // Segments may hold the same id (a bulk load gathering partitions into one copies rows the
+  // searched sources still hold): each id is answered once.
+  bool distinct = false;
   std::vector<Predicate> predicates;
 };
 
