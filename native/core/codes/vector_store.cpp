@@ -65,27 +65,37 @@ void VectorStore::append_row_of(const VectorStore& src, uint32_t r) {
 
 void VectorStore::to_f16() {
   if (half_) return;
-  std::vector<uint16_t> h(data_.size());
-  for (size_t i = 0; i < data_.size(); ++i) h[i] = float_to_half(data_[i]);
-  assign_halves(std::move(h));
+  assign_halves(narrowed());
   data_.shrink_to_fit();
 }
 
-void VectorStore::assign_halves(std::vector<uint16_t>&& halves) {
+std::vector<uint16_t> VectorStore::narrowed() const {
+  std::vector<uint16_t> h(data_.size());
+  for (size_t i = 0; i < data_.size(); ++i) h[i] = float_to_half(data_[i]);
+  return h;
+}
+
+std::vector<float> VectorStore::inverse_norms_of(const std::vector<uint16_t>& halves) const {
+  if (metric_ != Metric::Cosine || dim_ == 0) return {};
+  const size_t rows = halves.size() / dim_;
+  std::vector<float> inv(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (size_t i = 0; i < dim_; ++i) {
+      const double v = half_to_float(halves[r * dim_ + i]);
+      s += v * v;
+    }
+    inv[r] = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
+  }
+  return inv;
+}
+
+void VectorStore::assign_halves(std::vector<uint16_t>&& halves, std::vector<float>&& inv_norms) {
+  if (metric_ == Metric::Cosine && inv_norms.size() * dim_ != halves.size()) inv_norms = inverse_norms_of(halves);
   halves_ = std::move(halves);
   data_.clear();
   half_ = true;
-  inv_norms_.clear();
-  if (metric_ != Metric::Cosine) return;
-  const size_t rows = size();
-  inv_norms_.resize(rows);
-  std::vector<float> row(dim_);
-  for (size_t r = 0; r < rows; ++r) {
-    read_row(uint32_t(r), row.data());
-    double s = 0;
-    for (float v : row) s += double(v) * v;
-    inv_norms_[r] = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
-  }
+  inv_norms_ = metric_ == Metric::Cosine ? std::move(inv_norms) : std::vector<float>();
 }
 
 VectorStore VectorStore::keep_rows(const std::vector<uint32_t>& kept) const {

@@ -64,7 +64,12 @@ class VectorStore {
     inv_norms_.clear();
     half_ = false;
   }
-  void assign_halves(std::vector<uint16_t>&& halves);
+  // `inv_norms`: those of the halves (inverse_norms_of), computed here when not given.
+  void assign_halves(std::vector<uint16_t>&& halves, std::vector<float>&& inv_norms = {});
+  // The float rows in half precision, and what a cosine half store keeps beside them: the store
+  // unchanged (a sealed segment narrows them without its lock, then swaps them in).
+  std::vector<uint16_t> narrowed() const;
+  std::vector<float> inverse_norms_of(const std::vector<uint16_t>& halves) const;
   // A store of rows kept[0], kept[1], ... of this one, in the same precision (no rounding again).
   VectorStore keep_rows(const std::vector<uint32_t>& kept) const;
   // Rows held, not capacity: a growing store reserves its rows up front as address space, which

@@ -102,10 +102,24 @@ void Segment::seal() {
 }
 
 bool Segment::compact_rows_for(IndexType planned) {
+  std::vector<uint16_t> halves;
+  std::vector<float> inv_norms;
+  {
+    // Sealed rows no longer change (a removal marks a tombstone under mu_ alone), so they are
+    // narrowed holding off only builds and other reshaping: a write that looks this segment up
+    // meanwhile (the HTTP thread, during a bulk load) waits for the swap, not the conversion.
+    std::shared_lock shape(structure_mu_);
+    if (!sealed_) throw Error(Code::invalid_argument, "only a sealed segment's rows are compacted");
+    if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
+    if (store_.metric() != Metric::Cosine && !store_.fits_f16_exactly()) return false;
+    halves = store_.narrowed();
+    inv_norms = store_.inverse_norms_of(halves);
+  }
   Reshaping lock(*this);
-  if (!sealed_) throw Error(Code::invalid_argument, "only a sealed segment's rows are compacted");
-  if (store_.is_half() || index_status_ != IndexStatus::None || planned != IndexType::Sable) return store_.is_half();
-  if (store_.metric() == Metric::Cosine || store_.fits_f16_exactly()) store_.to_f16();
+  // A build begun meanwhile reads the float rows without a lock: they stay.
+  if (store_.is_half() || index_status_ != IndexStatus::None) return store_.is_half();
+  store_.assign_halves(std::move(halves), std::move(inv_norms));
+  store_.shrink_to_fit();
   lock.unlock();
   release_free_memory();
   return true;
