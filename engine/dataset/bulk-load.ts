@@ -2,8 +2,8 @@
  * Bulk loads (a Parquet job): while one runs, the dataset's index builds wait, and a sable
  * dataset gathers the partitions the load freezes into one partition (partitions.gather), built
  * once when the last load ends. Kept apart, each partition was built, and then all were folded
- * into one and trained again (compaction.ts): the fold copied every row beside the originals
- * (4 GB at the peak for 1M x 768 rows, where the rows take 1.5 GB) and trained everything twice.
+ * into one and trained again (compaction.ts): the fold held a copy of every row beside the
+ * originals, and every row was trained on twice.
  */
 import type { DatasetCore } from './core.js';
 import { gather, sealGathered, startGrowing } from './partitions.js';

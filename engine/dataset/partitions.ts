@@ -51,8 +51,8 @@ function gathers(core: DatasetCore): boolean {
  * Copies a frozen partition's rows (in half precision, as its build would keep them) into the
  * gathered partition and drops it, in one writer turn: LMDB moves its ids to the gathered
  * partition's pending list in one transaction, so a crash leaves each row in one of the two.
- * Searches meanwhile may meet a row in both; the gathered partition holds copies until its build,
- * and a search over it keeps each id once (Segment::holds_copies).
+ * Until the source leaves the list a search may meet a row in both: searches planned while a
+ * partition gathers answer each id once (search.ts, `distinct`).
  */
 export function gather(core: DatasetCore, p: Partition): Promise<void> {
   const work = (async () => {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "../kernels/half.h"
@@ -17,8 +18,20 @@ void normalize(float* v, size_t d) {
   for (size_t i = 0; i < d; ++i) v[i] *= inv;
 }
 
+void VectorStore::take_reservation() {
+  if (!reserved_rows_) return;
+  const size_t rows = std::exchange(reserved_rows_, 0);
+  if (!half_) {
+    data_.reserve(rows * dim_);
+    return;
+  }
+  halves_.reserve(rows * dim_);
+  if (metric_ == Metric::Cosine) inv_norms_.reserve(rows);
+}
+
 void VectorStore::append(const float* rows, size_t n) {
   if (half_) throw Error(Code::internal, "rows cannot be appended to a half-precision store");
+  take_reservation();
   size_t start = data_.size();
   data_.resize(start + n * dim_);
   std::memcpy(data_.data() + start, rows, n * dim_ * sizeof(float));
@@ -43,14 +56,8 @@ const float* VectorStore::float_row(uint32_t r, float* scratch) const {
 }
 
 void VectorStore::append_row_of(const VectorStore& src, uint32_t r) {
-  if (src.half_ && !half_ && data_.empty()) {
-    // The float reservation was address space only; the same rows of halves instead.
-    const size_t reserved = data_.capacity();
-    std::vector<float>().swap(data_);
-    half_ = true;
-    halves_.reserve(reserved);
-    if (metric_ == Metric::Cosine) inv_norms_.reserve(reserved / std::max<size_t>(dim_, 1));
-  }
+  if (src.half_ && !half_ && data_.empty()) half_ = true;
+  take_reservation();
   if (half_ && !src.half_) to_f32();
   if (!half_) {
     std::vector<float> row(dim_);

@@ -36,8 +36,11 @@ class VectorStore {
     return half_ ? static_cast<const void*>(halves_.data() + size_t(r) * dim_) : static_cast<const void*>(row(r));
   }
   size_t row_bytes() const { return dim_ * (half_ ? sizeof(uint16_t) : sizeof(float)); }
+  // Room for `rows` rows. An empty store reserves at its first row, in the precision that row
+  // sets (a merge of half rows would otherwise reserve twice the address space in floats).
   void reserve(size_t rows) {
-    if (half_) halves_.reserve(rows * dim_);
+    if (size() == 0) reserved_rows_ = rows;
+    else if (half_) halves_.reserve(rows * dim_);
     else data_.reserve(rows * dim_);
   }
   // Drops spare capacity once no more rows come (a sealed segment): growth left up to 2x.
@@ -105,6 +108,9 @@ class VectorStore {
   // halves spell (an identical query gets 0, never slightly below).
   std::vector<float> inv_norms_;
   bool half_ = false;
+  // Rows an empty store was asked to make room for (see reserve).
+  size_t reserved_rows_ = 0;
+  void take_reservation();
 };
 
 // Scales v to unit L2 norm in place (no-op for a zero vector).
