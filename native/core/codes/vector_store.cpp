@@ -50,9 +50,13 @@ void VectorStore::read_row(uint32_t r, float* out) const {
 
 const float* VectorStore::float_row(uint32_t r, float* scratch) const {
   if (!half_) return row(r);
-  read_row(r, scratch);
-  if (metric_ == Metric::Cosine) normalize(scratch, dim_);
+  read_float_row(r, scratch);
   return scratch;
+}
+
+void VectorStore::read_float_row(uint32_t r, float* out) const {
+  read_row(r, out);
+  if (half_ && metric_ == Metric::Cosine) normalize(out, dim_);
 }
 
 void VectorStore::append_row_of(const VectorStore& src, uint32_t r) {

@@ -31,6 +31,8 @@ class VectorStore {
   // floats), cosine rows normalised again as to_f32 does. So a build over a half store reads the
   // rows a widened store would hold, without holding them all twice.
   const float* float_row(uint32_t r, float* scratch) const;
+  // The same row always written into `out`.
+  void read_float_row(uint32_t r, float* out) const;
   // Where row r starts and how long it is (prefetching).
   const void* row_address(uint32_t r) const {
     return half_ ? static_cast<const void*>(halves_.data() + size_t(r) * dim_) : static_cast<const void*>(row(r));

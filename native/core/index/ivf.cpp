@@ -209,7 +209,7 @@ const float* float_block(const VectorStore& store, size_t b, size_t e, unsigned 
   const size_t d = store.dim();
   scratch.resize((e - b) * d);
   parallel_for(e - b, 1024, threads, [&](size_t i0, size_t i1) {
-    for (size_t i = i0; i < i1; ++i) store.float_row(uint32_t(b + i), scratch.data() + i * d);
+    for (size_t i = i0; i < i1; ++i) store.read_float_row(uint32_t(b + i), scratch.data() + i * d);
   });
   return scratch.data();
 }
@@ -537,7 +537,7 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   ko.progress = &progress;
   ko.progress_from = 0;
   ko.progress_to = 60;
-  KMeansResult km = store.is_half() ? kmeans_train([&](size_t i, float* out) { store.float_row(uint32_t(i), out); }, n, dim_, ko)
+  KMeansResult km = store.is_half() ? kmeans_train([&](size_t i, float* out) { store.read_float_row(uint32_t(i), out); }, n, dim_, ko)
                                      : kmeans_train(store.data(), n, dim_, ko);
   centroids_ = std::move(km.centroids);
   nlist_ = uint32_t(km.k);
@@ -598,11 +598,11 @@ void IvfIndex::assign_and_encode(const VectorStore& store, const BuildOptions& o
   }
 
   auto residual = [&](uint32_t pos, float* out) {
-    const float* x = store.float_row(ids_[pos], out);
     if (!residual_) {
-      if (x != out) std::memcpy(out, x, d * sizeof(float));
+      store.read_float_row(ids_[pos], out);
       return;
     }
+    const float* x = store.float_row(ids_[pos], out);
     const float* c = centroid(list_of[pos]);
     for (size_t t = 0; t < d; ++t) out[t] = x[t] - c[t];
   };
@@ -747,11 +747,7 @@ void IvfIndex::tune_default_nprobe(const VectorStore& store, const BuildOptions&
   // the store's own distances (those the search reports), a few extra against rounding ties.
   std::vector<float> kth(nq);
   std::vector<float> qrows(nq * dim_);
-  for (size_t i = 0; i < nq; ++i) {
-    float* q = qrows.data() + i * dim_;
-    const float* x = store.float_row(queries[i], q);
-    if (x != q) std::memcpy(q, x, dim_ * sizeof(float));
-  }
+  for (size_t i = 0; i < nq; ++i) store.read_float_row(queries[i], qrows.data() + i * dim_);
   {
     std::vector<std::vector<uint32_t>> near;
     nearest_rows(store, qrows.data(), nq, kk + 4, mode_for(metric_), threads, near);
