@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../dist/engine/index.js';
 import { Rng } from '../../dist/testkit/rng.js';
 import { clustered, row } from '../support/data.js';
+import { lastTxn } from '../support/lmdb-txn.js';
 
 const DIM = 16;
 const dirs: string[] = [];
@@ -17,16 +17,6 @@ function freshDir(): string {
   return d;
 }
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-/** LMDB's id of the last committed transaction of the store in `dir`. */
-function lastTxn(dir: string): number {
-  const env = open({ path: join(dir, 'sable.mdb'), readOnly: true });
-  try {
-    return env.getStats().lastTxnId as number;
-  } finally {
-    void env.close();
-  }
-}
 
 describe('group commit', () => {
   it('commits 300 concurrent upserts in far fewer transactions, none searchable before durable', async () => {

@@ -2,20 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { open } from 'lmdb';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../dist/engine/index.js';
 import { BULK_SLICE_BYTES, TRANSACTION_SLICE_BYTES } from '../../dist/engine/dataset/write-groups.js';
-
-/** LMDB's id of the last committed transaction of the store in `dir`. */
-function lastTxn(dir: string): number {
-  const env = open({ path: join(dir, 'sable.mdb'), readOnly: true });
-  try {
-    return env.getStats().lastTxnId as number;
-  } finally {
-    void env.close();
-  }
-}
+import { lastTxn } from '../support/lmdb-txn.js';
 
 describe('an upsert larger than one transaction slice', () => {
   it('stores every row with its own metadata across the slices', async () => {
