@@ -1,6 +1,5 @@
 #include "vector_store.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
