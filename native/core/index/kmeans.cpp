@@ -150,19 +150,134 @@ void knn_blocked(const float* queries, size_t nq, const float* x, size_t n, size
 
 namespace {
 
+// Points of the training sample read a block at a time when they are not one float array.
+constexpr size_t kSampleBlock = 8192;
+
+// The training sample: one float array (the caller's rows, or a copy of those drawn), or the
+// indexes of the rows drawn from a reader (half-precision rows), read a block at a time each
+// time the training passes over them: only a block is held in floats, where a copy of 128k
+// drawn rows of 768-d held 393 MB while a million-row partition trained.
+class Sample {
+ public:
+  Sample(const float* points, size_t s, size_t dim) : view_(points), callers_(points), s_(s), dim_(dim) {}
+  Sample(std::vector<float>&& points, size_t s, size_t dim) : owned_(std::move(points)), s_(s), dim_(dim) {
+    view_ = owned_.data();
+  }
+  Sample(const PointReader* read, std::vector<uint32_t>&& rows, size_t dim, bool normalise)
+      : read_(read), rows_(std::move(rows)), s_(rows_.size()), dim_(dim), normalise_(normalise) {}
+
+  Sample(const Sample&) = delete;
+  Sample& operator=(const Sample&) = delete;
+
+  size_t size() const { return s_; }
+
+  // Points [b, e) as contiguous floats: a view, or `scratch` filled.
+  const float* block(size_t b, size_t e, std::vector<float>& scratch, unsigned threads) const {
+    if (view_) return view_ + b * dim_;
+    scratch.resize((e - b) * dim_);
+    parallel_for(e - b, 256, threads, [&](size_t i0, size_t i1) {
+      for (size_t i = i0; i < i1; ++i) {
+        (*read_)(rows_[b + i], scratch.data() + i * dim_);
+        if (normalise_) normalize(scratch.data() + i * dim_, dim_);
+      }
+    });
+    return scratch.data();
+  }
+
+  void point(size_t i, float* out) const {
+    if (view_) {
+      std::memcpy(out, view_ + i * dim_, dim_ * sizeof(float));
+      return;
+    }
+    (*read_)(rows_[i], out);
+    if (normalise_) normalize(out, dim_);
+  }
+
+  // f(b, e, points) over consecutive blocks of the points, in order.
+  template <class F>
+  void each_block(unsigned threads, F&& f) const {
+    if (view_) {
+      f(size_t(0), s_, view_);
+      return;
+    }
+    std::vector<float> scratch;
+    for (size_t b = 0; b < s_; b += kSampleBlock) {
+      const size_t e = std::min(s_, b + kSampleBlock);
+      f(b, e, block(b, e, scratch, threads));
+    }
+  }
+
+  // The points in a new order (point i to dest[i]), for the second level's clusters: our own
+  // copy is reordered in place and drawn rows reindexed; the caller's array is copied.
+  void reorder(const std::vector<size_t>& dest) {
+    if (read_) {
+      std::vector<uint32_t> rows(s_);
+      for (size_t i = 0; i < s_; ++i) rows[dest[i]] = rows_[i];
+      rows_ = std::move(rows);
+      return;
+    }
+    if (callers_) {
+      owned_.resize(s_ * dim_);
+      for (size_t i = 0; i < s_; ++i) std::memcpy(owned_.data() + dest[i] * dim_, view_ + i * dim_, dim_ * sizeof(float));
+      view_ = owned_.data();
+      return;
+    }
+    std::vector<size_t> to(dest);
+    std::vector<float> held(dim_);
+    float* x = owned_.data();
+    for (size_t i = 0; i < s_; ++i) {
+      // Follows the cycle through i: the point at i goes where it belongs, the one there comes to i.
+      while (to[i] != i) {
+        const size_t j = to[i];
+        std::memcpy(held.data(), x + j * dim_, dim_ * sizeof(float));
+        std::memcpy(x + j * dim_, x + i * dim_, dim_ * sizeof(float));
+        std::memcpy(x + i * dim_, held.data(), dim_ * sizeof(float));
+        std::swap(to[i], to[j]);
+      }
+    }
+  }
+
+  // Frees a copy reorder() made of the caller's array: the points in their order again.
+  void release_copy() {
+    if (!callers_) return;
+    owned_.clear();
+    owned_.shrink_to_fit();
+    view_ = callers_;
+  }
+
+ private:
+  const float* view_ = nullptr;
+  const float* callers_ = nullptr;
+  std::vector<float> owned_;
+  const PointReader* read_ = nullptr;
+  std::vector<uint32_t> rows_;
+  size_t s_ = 0, dim_ = 0;
+  bool normalise_ = false;
+};
+
+// Nearest centroid of every point of the sample.
+void assign_sample(const Sample& x, size_t dim, const float* cent, size_t k, KMeansMode mode, unsigned threads,
+                   uint32_t* labels) {
+  x.each_block(threads, [&](size_t b, size_t e, const float* points) {
+    kmeans_assign(points, e - b, dim, cent, k, mode, threads, labels + b, nullptr);
+  });
+}
+
 // Means of the assigned points; empty clusters take half of the largest one (two slightly
 // perturbed copies of its centroid); unit norm for spherical.
-void update_centroids(const float* x, size_t s, size_t dim, const uint32_t* labels, size_t k, KMeansMode mode,
+void update_centroids(const Sample& x, size_t dim, const uint32_t* labels, size_t k, KMeansMode mode, unsigned threads,
                       std::mt19937_64& rng, float* cent) {
   std::vector<double> sums(k * dim, 0.0);
   std::vector<size_t> counts(k, 0);
-  for (size_t i = 0; i < s; ++i) {
-    const uint32_t c = labels[i];
-    const float* xi = x + i * dim;
-    double* sc = sums.data() + size_t(c) * dim;
-    for (size_t t = 0; t < dim; ++t) sc[t] += xi[t];
-    ++counts[c];
-  }
+  x.each_block(threads, [&](size_t b, size_t e, const float* points) {
+    for (size_t i = b; i < e; ++i) {
+      const uint32_t c = labels[i];
+      const float* xi = points + (i - b) * dim;
+      double* sc = sums.data() + size_t(c) * dim;
+      for (size_t t = 0; t < dim; ++t) sc[t] += xi[t];
+      ++counts[c];
+    }
+  });
   for (size_t c = 0; c < k; ++c) {
     if (!counts[c]) continue;
     const double inv = 1.0 / double(counts[c]);
@@ -186,33 +301,34 @@ void update_centroids(const float* x, size_t s, size_t dim, const uint32_t* labe
   if (mode == KMeansMode::Spherical) normalize_rows(cent, k, dim);
 }
 
-// Lloyd's algorithm on s points (already normalised for spherical) from k distinct random points.
-// `done(fraction)` is called after each iteration.
+// Lloyd's algorithm on the sample's points (already normalised for spherical) from k distinct
+// random points. `done(fraction)` is called after each iteration.
 template <class Done>
-void lloyd(const float* x, size_t s, size_t dim, size_t k, uint32_t iters, KMeansMode mode, unsigned threads,
+void lloyd(const Sample& x, size_t dim, size_t k, uint32_t iters, KMeansMode mode, unsigned threads,
            std::mt19937_64& rng, float* cent, Done&& done) {
+  const size_t s = x.size();
   {
     std::vector<uint32_t> perm(s);
     std::iota(perm.begin(), perm.end(), 0u);
     for (size_t i = 0; i < k; ++i) {
       std::uniform_int_distribution<size_t> pick(i, s - 1);
       std::swap(perm[i], perm[pick(rng)]);
-      std::memcpy(cent + i * dim, x + size_t(perm[i]) * dim, dim * sizeof(float));
+      x.point(perm[i], cent + i * dim);
     }
   }
   if (s <= k) return;
   std::vector<uint32_t> labels(s, 0), prev(s, UINT32_MAX);
   for (uint32_t it = 0; it < iters; ++it) {
-    kmeans_assign(x, s, dim, cent, k, mode, threads, labels.data(), nullptr);
+    assign_sample(x, dim, cent, k, mode, threads, labels.data());
     if (labels == prev) break;
     prev = labels;
-    update_centroids(x, s, dim, labels.data(), k, mode, rng, cent);
+    update_centroids(x, dim, labels.data(), k, mode, threads, rng, cent);
     done(double(it + 1) / iters);
   }
 }
 
 // `x`: the points as one array when the caller holds them so (a sample of every point then
-// trains in place); `read`: point by point otherwise.
+// trains in place); `read`: point by point otherwise, the sample then held as row indexes.
 KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim, const KMeansOptions& opt) {
   KMeansResult res;
   if (n == 0) return res;
@@ -237,27 +353,34 @@ KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim
     const KernelTable& kt = active_kernels();
     for (size_t i = 0; i < n && in_place; ++i) in_place = std::fabs(kt.ip_f32(x + i * dim, x + i * dim, dim) - 1.0f) < 1e-4f;
   }
-  std::vector<float> sample(in_place ? 0 : s * dim);
-  if (!in_place && s == n) {
-    for (size_t i = 0; i < n; ++i) read(i, sample.data() + i * dim);
-  } else if (!in_place) {
-    std::vector<uint32_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0u);
-    for (size_t i = 0; i < s; ++i) {
-      std::uniform_int_distribution<size_t> pick(i, n - 1);
-      std::swap(perm[i], perm[pick(rng)]);
+  std::vector<uint32_t> drawn;
+  if (!in_place) {
+    drawn.resize(n);
+    std::iota(drawn.begin(), drawn.end(), 0u);
+    if (s < n) {
+      for (size_t i = 0; i < s; ++i) {
+        std::uniform_int_distribution<size_t> pick(i, n - 1);
+        std::swap(drawn[i], drawn[pick(rng)]);
+      }
+      drawn.resize(s);
+      std::sort(drawn.begin(), drawn.end());  // sequential reads of x
     }
-    std::sort(perm.begin(), perm.begin() + s);  // sequential reads of x
-    for (size_t i = 0; i < s; ++i) read(perm[i], sample.data() + i * dim);
   }
-  if (opt.mode == KMeansMode::Spherical && !in_place) normalize_rows(sample.data(), s, dim);
-  const float* train = in_place ? x : sample.data();
+  const bool normalise = opt.mode == KMeansMode::Spherical;
+  Sample sample = [&]() -> Sample {
+    if (in_place) return Sample(x, s, dim);
+    if (!x) return Sample(&read, std::move(drawn), dim, normalise);
+    std::vector<float> points(s * dim);
+    for (size_t i = 0; i < s; ++i) read(drawn[i], points.data() + i * dim);
+    if (normalise) normalize_rows(points.data(), s, dim);
+    return Sample(std::move(points), s, dim);
+  }();
   float* cent = res.centroids.data();
   const uint32_t iters = std::max<uint32_t>(opt.iterations, 1);
 
   const size_t k1 = size_t(std::lround(std::sqrt(double(k))));
   if (!opt.two_level_min_k || k < opt.two_level_min_k || k1 < 2 || s <= k) {
-    lloyd(train, s, dim, k, iters, opt.mode, threads, rng, cent, report);
+    lloyd(sample, dim, k, iters, opt.mode, threads, rng, cent, report);
     report(1.0);
     return res;
   }
@@ -266,9 +389,9 @@ KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim
   // k centroids proportional to its size, then full Lloyd iterations over all k to settle the
   // borders. Costs about s*sqrt(k) per iteration instead of s*k.
   std::vector<float> top(k1 * dim);
-  lloyd(train, s, dim, k1, iters, opt.mode, threads, rng, top.data(), [&](double f) { report(0.1 * f); });
+  lloyd(sample, dim, k1, iters, opt.mode, threads, rng, top.data(), [&](double f) { report(0.1 * f); });
   std::vector<uint32_t> labels(s);
-  kmeans_assign(train, s, dim, top.data(), k1, opt.mode, threads, labels.data(), nullptr);
+  assign_sample(sample, dim, top.data(), k1, opt.mode, threads, labels.data());
   std::vector<size_t> size1(k1, 0);
   for (uint32_t l : labels) ++size1[l];
   // Shares by largest remainder; a cluster gets at least one centroid and at most one per point.
@@ -301,31 +424,10 @@ KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim
   std::vector<size_t> start(k1 + 1, 0), cstart(k1 + 1, 0);
   for (size_t c = 0; c < k1; ++c) start[c + 1] = start[c] + size1[c], cstart[c + 1] = cstart[c] + share[c];
   const size_t k_got = cstart[k1];  // == k unless every point is one of fewer distinct groups
-  // A sample of our own is reordered in place (the refinement below reads it in any order); the
-  // caller's rows are copied. On 1M x 768 rows the copy was 393 MB beside the sample.
-  std::vector<float> copy;
-  float* grouped = in_place ? nullptr : sample.data();
   {
-    std::vector<size_t> fill(start.begin(), start.end() - 1);
-    if (grouped) {
-      std::vector<size_t> dest(s);
-      for (size_t i = 0; i < s; ++i) dest[i] = fill[labels[i]]++;
-      std::vector<float> held(dim);
-      for (size_t i = 0; i < s; ++i) {
-        // Follows the cycle through i: the point at i goes where it belongs, the one there comes to i.
-        while (dest[i] != i) {
-          const size_t j = dest[i];
-          std::memcpy(held.data(), grouped + j * dim, dim * sizeof(float));
-          std::memcpy(grouped + j * dim, grouped + i * dim, dim * sizeof(float));
-          std::memcpy(grouped + i * dim, held.data(), dim * sizeof(float));
-          std::swap(dest[i], dest[j]);
-        }
-      }
-    } else {
-      copy.resize(s * dim);
-      grouped = copy.data();
-      for (size_t i = 0; i < s; ++i) std::memcpy(grouped + (fill[labels[i]]++) * dim, train + i * dim, dim * sizeof(float));
-    }
+    std::vector<size_t> fill(start.begin(), start.end() - 1), dest(s);
+    for (size_t i = 0; i < s; ++i) dest[i] = fill[labels[i]]++;
+    sample.reorder(dest);
   }
   std::vector<uint64_t> seeds(k1);
   for (auto& sd : seeds) sd = rng();
@@ -334,28 +436,29 @@ KMeansResult train(const float* x, const PointReader& read, size_t n, size_t dim
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size1[a] * share[a] > size1[b] * share[b]; });
   std::atomic<size_t> finished{0};
   parallel_for(k1, 1, threads, [&](size_t b, size_t e) {
+    std::vector<float> scratch;
     for (size_t oi = b; oi < e; ++oi) {
       const size_t c = order[oi];
       if (share[c]) {
         std::mt19937_64 crng(seeds[c]);
-        lloyd(grouped + start[c] * dim, size1[c], dim, share[c], iters, opt.mode, 1, crng,
-              cent + cstart[c] * dim, [](double) {});
+        const Sample cluster(sample.block(start[c], start[c + 1], scratch, 1), size1[c], dim);
+        lloyd(cluster, dim, share[c], iters, opt.mode, 1, crng, cent + cstart[c] * dim, [](double) {});
       }
       report(0.1 + 0.6 * double(++finished) / double(k1));
     }
   });
-  copy.clear();
-  copy.shrink_to_fit();
+  // The caller's rows again, in their order (a copy made to group them is freed).
+  sample.release_copy();
   // Fill any shortfall with random sample points, then settle with full iterations.
   for (size_t c = k_got; c < k; ++c) {
     std::uniform_int_distribution<size_t> pick(0, s - 1);
-    std::memcpy(cent + c * dim, train + pick(rng) * dim, dim * sizeof(float));
+    sample.point(pick(rng), cent + c * dim);
   }
   const uint32_t refine = std::min<uint32_t>(opt.two_level_refine_iterations, iters);
   labels.assign(s, 0);
   for (uint32_t it = 0; it < refine; ++it) {
-    kmeans_assign(train, s, dim, cent, k, opt.mode, threads, labels.data(), nullptr);
-    update_centroids(train, s, dim, labels.data(), k, opt.mode, rng, cent);
+    assign_sample(sample, dim, cent, k, opt.mode, threads, labels.data());
+    update_centroids(sample, dim, labels.data(), k, opt.mode, threads, rng, cent);
     report(0.7 + 0.3 * double(it + 1) / refine);
   }
   report(1.0);
