@@ -6,8 +6,7 @@
  * originals, and every row was trained on twice.
  */
 import type { DatasetCore } from './core.js';
-import { gather, sealGathered, startGrowing } from './partitions.js';
-import { native } from '../native.js';
+import { freezeGrowing, gather, sealGathered } from './partitions.js';
 
 export interface BulkLoad {
   /** Rows the load will add (a file's footer read): the gathered partition reserves room for them. */
@@ -38,13 +37,9 @@ async function endGathering(core: DatasetCore): Promise<void> {
   core.bulkRowsExpected = 0;
   if (!core.gathered && core.gatherings.size === 0) return;
   await core.exclusive(async () => {
-    const last = core.growing;
-    if (last.rows === 0 || core.closing) return;
-    native.segmentSeal(last.handle);
-    last.state = 'sealing';
-    await startGrowing(core);
+    const last = core.closing ? null : await freezeGrowing(core);
     // Not awaited here: its copy takes a writer turn of its own, after this one.
-    core.track(gather(core, last));
+    if (last) core.track(gather(core, last));
   });
   await Promise.allSettled([...core.gatherings]);
   // A load begun meanwhile gathers into a partition of its own.

@@ -34,12 +34,18 @@ export async function startGrowing(core: DatasetCore): Promise<void> {
  * bulk load of a sable dataset its rows join the load's gathered partition instead (bulk-load.ts).
  */
 export async function promoteLocked(core: DatasetCore): Promise<void> {
+  const old = await freezeGrowing(core);
+  if (old) core.track(gathers(core) ? gather(core, old) : seal(core, old));
+}
+
+/** Inside a writer turn: the growing partition, when it has rows, frozen and replaced by a new one. */
+export async function freezeGrowing(core: DatasetCore): Promise<Partition | null> {
   const old = core.growing;
-  if (old.rows === 0) return;
+  if (old.rows === 0) return null;
   native.segmentSeal(old.handle);
   old.state = 'sealing';
   await startGrowing(core);
-  core.track(gathers(core) ? gather(core, old) : seal(core, old));
+  return old;
 }
 
 /** Whether a partition frozen now joins a bulk load's gathered partition. */

@@ -62,6 +62,10 @@ void VectorStore::append_row_of(const VectorStore& src, uint32_t r) {
   if (src.half_ && !half_ && data_.empty()) half_ = true;
   take_reservation();
   if (half_ && !src.half_) to_f32();
+  if (!half_ && !src.half_) {
+    append(src.row(r), 1);
+    return;
+  }
   if (!half_) {
     std::vector<float> row(dim_);
     src.read_row(r, row.data());
