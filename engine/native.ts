@@ -162,6 +162,8 @@ export interface NativeAddon {
   /** Tombstones every live row whose id is not in `members`; `missing`: members with no live row. */
   segmentReconcile(handle: number, members: Float64Array): { removed: number; missing: number };
   segmentSeal(handle: number): void;
+  /** Until `handle` has an index, its large searches scan the lists of `source`'s index nearest each query; whether it took them. */
+  segmentAdoptLists(handle: number, source: number): boolean;
   /** Half-precision rows for a sealed segment that waits for a `sable` build (see segment.h). */
   segmentCompactRows(handle: number, indexType: string): Promise<boolean>;
   segmentMatch(handle: number, ids: Float64Array, options: { predicates?: NativePredicate[] }): Uint8Array;

@@ -26,6 +26,7 @@ import { rmSync } from 'node:fs';
 import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import type { DatasetCore } from './core.js';
+import { shareLists } from './shared-lists.js';
 import { saveSnapshot } from './snapshots.js';
 
 /**
@@ -213,6 +214,7 @@ async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan 
       plan.target.state = 'sealed';
       core.partitions = [...core.partitions.filter((p) => !plan.sources.has(p)), ...kept];
       core.compaction = null;
+      shareLists(core);
       if (kept.length === 0) core.retirement.retire(plan.target.handle);
       for (const src of plan.sources) {
         core.retirement.retire(src.handle);

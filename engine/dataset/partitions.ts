@@ -13,6 +13,7 @@ import { bytesToFloat32, type Key, type PartitionRecord } from '../lmdb-store.js
 import type { Metadata } from '../types.js';
 import { compactSoon, ONE_PARTITION_MAX_ROWS } from './compaction.js';
 import type { DatasetCore } from './core.js';
+import { shareLists } from './shared-lists.js';
 import { saveSnapshot, snapshotFiles } from './snapshots.js';
 
 const REBUILD_CHUNK = 8192;
@@ -27,6 +28,7 @@ export async function startGrowing(core: DatasetCore): Promise<void> {
   });
   core.growing = new Partition(pid, native.segmentCreate(core.dim, core.manifest.metric, growingReserve(core)), 'growing');
   core.partitions.push(core.growing);
+  shareLists(core);
 }
 
 /**
@@ -134,6 +136,7 @@ export async function seal(core: DatasetCore, p: Partition): Promise<void> {
   p.state = 'sealed';
   core.builtAt = new Date().toISOString();
   core.lastSealAt = Date.now();
+  shareLists(core);
   compactSoon(core);
 }
 
@@ -203,6 +206,7 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
       core.track(seal(core, p));
     }
   }
+  shareLists(core);
 }
 
 /**

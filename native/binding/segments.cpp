@@ -357,6 +357,14 @@ Napi::Value segment_seal(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value segment_adopt_lists(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    auto target = segment_of(uint32_arg(info, 0, "handle"));
+    auto source = segment_of(uint32_arg(info, 1, "source"));
+    return Napi::Boolean::New(info.Env(), target->adopt_lists(*source));
+  });
+}
+
 Napi::Value segment_build(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     auto seg = segment_of(uint32_arg(info, 0, "handle"));
@@ -533,6 +541,7 @@ void register_segments(Napi::Env env, Napi::Object exports) {
   set(env, exports, "segmentReplaceColumns", segment_replace_columns);
   set(env, exports, "segmentColumnTypes", segment_column_types);
   set(env, exports, "segmentBuild", segment_build);
+  set(env, exports, "segmentAdoptLists", segment_adopt_lists);
   set(env, exports, "segmentCompactRows", segment_compact_rows);
   set(env, exports, "segmentStats", segment_stats);
   set(env, exports, "indexListsFor", index_lists_for);

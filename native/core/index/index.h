@@ -68,6 +68,9 @@ class VectorIndex {
   virtual std::unique_ptr<VectorIndex> with_rows_appended(const VectorStore& store, const BuildOptions& opts) const {
     return nullptr;
   }
+  // The centres of the lists rows are assigned to (nlist x dim), for a partition without an
+  // index that borrows them (coarse_lists.h); empty for indexes without lists.
+  virtual std::vector<float> list_centroids() const { return {}; }
   // Defaults of the per-query knobs, for receipts and the SLA tuner (0 where not applicable).
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }

@@ -46,6 +46,7 @@ class IvfIndex : public VectorIndex {
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
+  std::vector<float> list_centroids() const override { return centroids_; }
   uint32_t lists_for(size_t n, size_t dim) const override {
     return n ? uint32_t(std::clamp<size_t>(default_nlist(n, dim), 1, n)) : 0;
   }

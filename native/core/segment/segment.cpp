@@ -157,6 +157,7 @@ bool Segment::build(IndexType type, const BuildOptions& opts) {
     });
     Reshaping lock(*this);
     seed_.reset();
+    coarse_.reset();
     index_ = std::move(index);
     index_type_ = type;
     // Cosine rows are unit vectors: half precision keeps them to about 5e-4 absolute. L2 and IP
@@ -198,6 +199,7 @@ bool Segment::search_exact_batch(const float* queries, size_t nq, const QueryOpt
     const bool indexed = index_status_ == IndexStatus::Ready && index_ && index_type_ != IndexType::Flat;
     if (indexed && !q.exact) return false;
     rows = ids_.size();
+    if (!indexed && listed(q, rows)) return false;
     matches = rows - tombstone_count_;
     if (filtering && rows > 0) {
       filtered = passing(q.predicates, rows);
@@ -263,7 +265,9 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   bool exact = q.exact || !indexed ||
                double(matches) <= index_->estimated_filtered_cost(q.k, nlist ? std::min(nprobe, nlist) : nprobe, beam, rows,
                                                                   selectivity);
-  if (exact) {
+  if (!indexed && listed(q, rows) && search_listed(query, q, allow, rows, matches, local, receipt)) {
+    stats.candidates_scored = receipt.candidates_scored;
+  } else if (exact) {
     exact_scan(store_, query, allow, local, stats);
     receipt.strategy = "exact";
     receipt.estimated_recall = 1.0f;
@@ -304,6 +308,59 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
   for (const auto& e : local.take_sorted()) out.merge_push(e.distance, ids_[e.label]);
 }
 
+bool Segment::adopt_lists(const Segment& source) {
+  if (&source == this || source.dim() != dim() || source.metric() != metric()) return false;
+  std::vector<float> centroids;
+  uint32_t nprobe = 0;
+  float recall = -1.0f;
+  {
+    std::shared_lock lock(source.mu_);
+    if (source.index_status_ != IndexStatus::Ready || !source.index_) return false;
+    centroids = source.index_->list_centroids();
+    nprobe = source.index_->default_nprobe();
+    recall = source.index_->estimated_recall(0);
+  }
+  if (centroids.empty()) return false;
+  // Twice the source's lists: its default was calibrated for its own codes and rows, and a
+  // listed row costs one exact distance, so the margin is cheap.
+  auto lists = std::make_shared<CoarseLists>(std::move(centroids), dim(), metric(), std::max<uint32_t>(2, 2 * nprobe), recall);
+  std::unique_lock lock(mu_);
+  if (coarse_ || index_status_ == IndexStatus::Ready) return false;
+  coarse_ = std::move(lists);
+  return true;
+}
+
+bool Segment::listed(const QueryOptions& q, size_t rows) const {
+  return coarse_ && !q.exact && rows >= std::max<size_t>(kListedMinRows, size_t(4) * coarse_->nlist());
+}
+
+bool Segment::search_listed(const float* prepared, const QueryOptions& q, const Bitset* allow, size_t rows,
+                            size_t matches, TopK& local, SegmentReceipt& receipt) const {
+  CoarseLists& lists = *coarse_;
+  lists.catch_up(store_, uint32_t(rows));
+  const uint32_t nlist = lists.nlist();
+  // Two lists at least: a row on the border of two lists is in one of the query's two nearest.
+  uint32_t nprobe = std::max<uint32_t>(2, q.nprobe ? q.nprobe : lists.default_nprobe());
+  const double selectivity = double(matches) / double(rows);
+  if (selectivity < 0.999) nprobe = uint32_t(std::min<double>(nlist, std::ceil(nprobe / selectivity)));
+  // The lists' cost: ranking them, then the allowed share of their rows; an exact scan of a
+  // filter's few matches costs less.
+  if (double(matches) <= nlist + double(std::min(nprobe, nlist)) / nlist * double(rows) * selectivity) return false;
+  const size_t want = std::min<size_t>(q.k, matches);
+  for (int attempt = 0; attempt < 3; ++attempt, nprobe = std::min(nlist, nprobe * 4)) {
+    TopK out(q.k);
+    const size_t scored = lists.search(store_, prepared, nprobe, allow, uint32_t(rows), out);
+    if (out.size() < want && nprobe < nlist) continue;
+    local = std::move(out);
+    receipt.strategy = attempt ? "widened" : "index";
+    receipt.nprobe = std::min(nprobe, nlist);
+    receipt.candidates_scored = scored;
+    receipt.estimated_recall = lists.estimated_recall();
+    return true;
+  }
+  return false;
+}
+
 SegmentStats Segment::stats() const {
   std::shared_lock lock(mu_);
   SegmentStats s;
@@ -314,7 +371,8 @@ SegmentStats Segment::stats() const {
   s.index_status = index_status_;
   s.progress = progress_;
   s.memory_bytes = store_.memory_bytes() + ids_.size() * 8 + row_of_.memory_bytes() + columns_.memory_bytes() +
-                   tombstones_.words().capacity() * 16 + (index_ ? index_->memory_bytes() : 0);
+                   tombstones_.words().capacity() * 16 + (index_ ? index_->memory_bytes() : 0) +
+                   (coarse_ ? coarse_->memory_bytes() : 0);
   if (index_) {
     s.nlist = index_->nlist();
     s.default_nprobe = index_->default_nprobe();

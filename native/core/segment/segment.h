@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../columns/column.h"
+#include "../index/coarse_lists.h"
 #include "../index/index.h"
 #include "../codes/vector_store.h"
 #include "id_table.h"
@@ -81,6 +82,11 @@ class Segment {
   // as they are, a block at a time. Returns whether the rows are half precision now.
   bool compact_rows_for(IndexType planned);
 
+  // Until this segment has an index of its own, its searches scan the rows of the lists of
+  // `source`'s index nearest the query (coarse_lists.h) once it holds kListedMinRows rows.
+  // Returns whether it took them: not when either has none to give or take, nor twice.
+  bool adopt_lists(const Segment& source);
+  static constexpr size_t kListedMinRows = 4096;
   // Searches one prepared-by-caller raw query; pushes (internal distance, external id).
   void search(const float* query, const QueryOptions& q, TopKOf<int64_t>& out, SegmentReceipt& receipt) const;
   // The same for nq queries at once (row-major) when this segment would scan every row for each
@@ -160,6 +166,13 @@ class Segment {
   std::atomic<IndexStatus> index_status_{IndexStatus::None};
   std::atomic<uint32_t> progress_{0};
   std::shared_ptr<const VectorIndex> index_;
+  // Lists borrowed from another segment's index until this one has its own (adopt_lists).
+  std::shared_ptr<CoarseLists> coarse_;
+  // Whether a search with these options, over `rows` rows, scans the borrowed lists.
+  bool listed(const QueryOptions& q, size_t rows) const;
+  // The listed search; false when it cannot reach enough matches (the caller scans exactly).
+  bool search_listed(const float* prepared, const QueryOptions& q, const Bitset* allow, size_t rows, size_t matches,
+                     TopK& local, SegmentReceipt& receipt) const;
   // An index over the first rows that the next build extends (see extended()); never searched.
   std::shared_ptr<const VectorIndex> seed_;
 };
