@@ -103,4 +103,25 @@ describe('half-precision rows in builds and merges', () => {
     expect(native.segmentStats(grown)).toMatchObject({ rows: ROWS, indexStatus: 'ready' });
     expect(recallOver(grown, data.subarray(0, ROWS * DIM), data.subarray(ROWS * DIM))).toBeGreaterThanOrEqual(0.9);
   });
+
+  it('an extension by a few rows keeps its calibration; one by many measures it again', async () => {
+    const data = clustered(7040, DIM, 53, 48);
+    const query = data.subarray(7000 * DIM, 7001 * DIM);
+    // The calibrated recall at nprobe 1..8: the curve the build measured.
+    const curve = (h: number) => Array.from({ length: 8 }, (_, i) => native.search([h], query, { k: 10, nprobe: i + 1 }).partitions[0]!.estimated_recall);
+    const base = await sealedHalf(data, 0, 5000);
+    await native.segmentBuild(base, 'sable', {});
+    const measured = curve(base);
+    expect(measured.every((r) => r !== null && r > 0)).toBe(true);
+    const extend = async (rows: number) => {
+      const grown = await native.segmentExtend(base, [await sealedHalf(data, 5000, rows)]);
+      handles.push(grown);
+      expect(await native.segmentBuild(grown, 'sable', {})).toBe(true);
+      return curve(grown);
+    };
+    // 10 % more rows: the measurement stands (it is most of an extension's cost).
+    expect(await extend(500)).toEqual(measured);
+    // 40 % more: measured again over all the rows.
+    expect(await extend(2000)).not.toEqual(measured);
+  });
 });

@@ -41,7 +41,8 @@ class IvfIndex : public VectorIndex {
   // rows left are rows the centroids were trained on). Null below one row a list.
   std::unique_ptr<VectorIndex> keep_rows(const std::vector<uint32_t>& kept, const VectorStore& store) const override;
   // The rows past those the lists hold, each assigned to its nearest list and encoded with the
-  // quantizers as trained; the default nprobe calibrated again over all rows.
+  // quantizers as trained; the default nprobe calibrated again over all rows once they are a
+  // quarter more than it was calibrated on.
   std::unique_ptr<VectorIndex> with_rows_appended(const VectorStore& store, const BuildOptions& opts) const override;
   // Chosen at build: the fewest lists for which 500 rows of the segment, as held-out queries, find
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
@@ -132,6 +133,10 @@ class IvfIndex : public VectorIndex {
   BitCodes bits_;
   // The calibration's measurements: recall@10 of the held-out rows at each nprobe tried, by nprobe.
   std::vector<std::pair<uint32_t, float>> recall_curve_;
+  // Rows the calibration measured (0: not known, as after a snapshot's load); an extension
+  // measures again past kRecalibrateGrowth times as many.
+  size_t calibrated_rows_ = 0;
+  static constexpr double kRecalibrateGrowth = 1.25;
 
  private:
   // A copy of what training made (centroids, quantizers, calibration), without lists or codes.
