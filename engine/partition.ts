@@ -14,6 +14,11 @@ export class Partition {
   built = false;
   /** Rows its index was trained on (see PartitionRecord.trainedRows); 0 until it is built. */
   trainedRows = 0;
+  /**
+   * Frozen, and left unbuilt for the compaction to fold into the largest index (partitions.ts,
+   * sealOrFold); a compaction that does not take it seals it.
+   */
+  awaitingFold = false;
 
   constructor(
     readonly pid: number,

@@ -26,6 +26,7 @@ import { rmSync } from 'node:fs';
 import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import type { DatasetCore } from './core.js';
+import { seal } from './seal.js';
 import { shareLists } from './shared-lists.js';
 import { saveSnapshot } from './snapshots.js';
 
@@ -124,6 +125,30 @@ function fold(core: DatasetCore, sealed: Sealed[], now: boolean): MergePlan | nu
   return total <= extendUpTo ? { sources: sealed, base: largest } : { sources: sealed, retrain: true };
 }
 
+/**
+ * Whether the automatic compaction would fold a frozen partition, as it is now, into the largest
+ * index at once by extending it (so the partition's own build would be thrown away).
+ */
+export function foldsAtOnce(core: DatasetCore, p: Partition): boolean {
+  const plan = fold(core, [...foldable(core), { partition: p, ...native.segmentStats(p.handle) }], false);
+  return plan?.base !== undefined && plan.base.partition !== p && keepsIndex(core, plan.base.partition);
+}
+
+/** The partitions a compaction may take: sealed ones, and frozen ones left to a fold. */
+function foldable(core: DatasetCore): Sealed[] {
+  return core.partitions
+    .filter((p) => p.state === 'sealed' || p.awaitingFold)
+    .map((partition) => ({ partition, ...native.segmentStats(partition.handle) }));
+}
+
+/** Frozen partitions left to a fold that the compaction did not take are indexed after all. */
+async function sealLeftToFold(core: DatasetCore): Promise<void> {
+  for (const p of core.partitions.filter((q) => q.awaitingFold)) {
+    p.awaitingFold = false;
+    await seal(core, p);
+  }
+}
+
 function tiered(sealed: Sealed[]): MergePlan | null {
   const chosen = sealed.filter(isDeadHeavy);
   const tiers = new Map<number, Sealed[]>();
@@ -172,12 +197,17 @@ function keepsIndex(core: DatasetCore, p: Partition): boolean {
 }
 
 async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan | null): Promise<{ merged: number }> {
+  try {
+    return await mergeChosen(core, choose);
+  } finally {
+    if (!core.closing) await sealLeftToFold(core);
+  }
+}
+
+async function mergeChosen(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan | null): Promise<{ merged: number }> {
   const plan = await core.exclusive(async () => {
     if (core.closing) return null;
-    const sealed = core.partitions
-      .filter((p) => p.state === 'sealed')
-      .map((partition) => ({ partition, ...native.segmentStats(partition.handle) }));
-    const chosen = choose(sealed);
+    const chosen = choose(foldable(core));
     if (!chosen || chosen.sources.length === 0) return null;
     const pid = core.manifest.nextPartition++;
     await core.storage.write(() => core.storage.catalog.put(core.name, core.manifest));
@@ -209,6 +239,8 @@ async function merge(core: DatasetCore, choose: (sealed: Sealed[]) => MergePlan 
         for (const src of plan.sources) {
           storage.removePartition(uid, src.pid);
           storage.removeRange(storage.tombs, [uid, src.pid]);
+          // A frozen source (left to this fold) is recorded by its pending ids.
+          storage.pending.remove([uid, src.pid]);
         }
       });
       plan.target.state = 'sealed';

@@ -11,10 +11,11 @@ import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import { bytesToFloat32, type Key, type PartitionRecord } from '../lmdb-store.js';
 import type { Metadata } from '../types.js';
-import { compactSoon, ONE_PARTITION_MAX_ROWS } from './compaction.js';
+import { compactSoon, foldsAtOnce, ONE_PARTITION_MAX_ROWS } from './compaction.js';
+import { seal } from './seal.js';
 import type { DatasetCore } from './core.js';
 import { shareLists } from './shared-lists.js';
-import { saveSnapshot, snapshotFiles } from './snapshots.js';
+import { snapshotFiles } from './snapshots.js';
 
 const REBUILD_CHUNK = 8192;
 
@@ -37,7 +38,7 @@ export async function startGrowing(core: DatasetCore): Promise<void> {
  */
 export async function promoteLocked(core: DatasetCore): Promise<void> {
   const old = await freezeGrowing(core);
-  if (old) core.track(gathers(core) ? gather(core, old) : seal(core, old));
+  if (old) core.track(gathers(core) ? gather(core, old) : sealOrFold(core, old));
 }
 
 /** Inside a writer turn: the growing partition, when it has rows, frozen and replaced by a new one. */
@@ -93,7 +94,7 @@ export function sealGathered(core: DatasetCore): void {
   if (!p) return;
   core.gathered = null;
   native.segmentSeal(p.handle);
-  core.track(seal(core, p));
+  core.track(seal(core, p).then(() => compactSoon(core)));
 }
 
 /** A new gathered partition, recorded in LMDB before it takes rows, with room for the rows announced. */
@@ -119,24 +120,23 @@ function growingReserve(core: DatasetCore): number {
   return Math.min(core.manifest.promotion.max_buffer_vectors, Math.floor((256 * 2 ** 20) / (4 * core.dim)));
 }
 
-/** Indexes a sealing partition, writes its snapshot, and records it sealed with the ids it holds. */
-export async function seal(core: DatasetCore, p: Partition): Promise<void> {
-  // At once, not in the build queue: a partition waiting its turn then holds half the memory.
+/**
+ * Indexes a frozen partition, or, when the compaction would fold it into the largest index at
+ * once (an extension: its rows assigned to that index's lists), leaves it to that fold: its own
+ * build would train lists only for the fold to drop them. Under the soak's writes that build
+ * (k-means over 20k 768-d rows, then its calibration and snapshot) was most of the background
+ * CPU, every promotion. Until the fold, the partition is searched through the largest index's
+ * lists (shared-lists.ts), and LMDB keeps it as frozen: a restart seals it.
+ */
+async function sealOrFold(core: DatasetCore, p: Partition): Promise<void> {
   await native.segmentCompactRows(p.handle, core.manifest.indexType);
-  p.built = false;
-  await core.buildInTurn(p.handle);
-  p.built = true;
-  p.trainedRows = p.rows;
-  const snapshot = await saveSnapshot(core, p);
-  const ids = native.segmentLiveIds(p.handle);
-  await core.storage.write(() => {
-    core.storage.putSealed(core.uid, { pid: p.pid, state: 'sealed', ...snapshot, createdAt: Date.now(), trainedRows: p.trainedRows }, ids);
-    core.storage.pending.remove([core.uid, p.pid]);
-  });
-  p.state = 'sealed';
-  core.builtAt = new Date().toISOString();
-  core.lastSealAt = Date.now();
-  shareLists(core);
+  if (foldsAtOnce(core, p)) {
+    p.awaitingFold = true;
+    core.lastSealAt = Date.now();
+    compactSoon(core);
+    return;
+  }
+  await seal(core, p);
   compactSoon(core);
 }
 
@@ -203,7 +203,7 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
     if (p.state === 'growing' && p !== core.growing) {
       native.segmentSeal(p.handle);
       p.state = 'sealing';
-      core.track(seal(core, p));
+      core.track(seal(core, p).then(() => compactSoon(core)));
     }
   }
   shareLists(core);
