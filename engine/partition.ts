@@ -1,7 +1,8 @@
 /**
  * One partition of a dataset: a native segment plus its lifecycle. `growing` takes writes and is
- * searched exactly; `sealing` is frozen and being indexed and snapshotted; `sealed` is indexed
- * and (in a durable engine) has a snapshot file.
+ * searched exactly or through the largest index's lists; `sealing` is frozen and being indexed
+ * and snapshotted (or waits for a fold: `awaitingFold`); `sealed` is indexed and (in a durable
+ * engine) has a snapshot file.
  */
 import { native } from './native.js';
 

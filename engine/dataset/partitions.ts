@@ -1,8 +1,10 @@
 /**
- * Partitions: the growing one takes writes and is searched exactly; the promotion policy seals
- * it and builds its index in the background. What each partition holds is kept in LMDB (a
- * growing partition's `pending` ids; a sealed one's ids recorded at its seal minus its `tombs`);
- * snapshot files are caches of it, reconciled with it whenever they are loaded.
+ * Partitions: the growing one takes writes and is searched exactly, or through the largest
+ * index's lists once it is large (shared-lists.ts); the promotion policy seals it and builds its
+ * index in the background, or leaves it to the compaction's next fold (sealOrFold). What each
+ * partition holds is kept in LMDB (a growing partition's `pending` ids; a sealed one's ids
+ * recorded at its seal minus its `tombs`); snapshot files are caches of it, reconciled with it
+ * whenever they are loaded.
  */
 import { rmSync } from 'node:fs';
 import type { SableError } from '../../errors/codes.js';
