@@ -82,6 +82,11 @@ export function compactSoon(core: DatasetCore, foldNow = false): void {
     .catch((e: Error) => core.fail(e));
 }
 
+/** Indexes a frozen partition (seal.ts), then queues the compaction that may fold it. */
+export function sealThenCompact(core: DatasetCore, p: Partition): Promise<void> {
+  return seal(core, p).then(() => compactSoon(core));
+}
+
 /** After a write removed rows of `touched` partitions: compacts once a sealed one is dead enough. */
 export function noteRemovals(core: DatasetCore, touched: Partition[]): void {
   const deadHeavy = touched.some((p) => p.state === 'sealed' && isDeadHeavy(native.segmentStats(p.handle)));

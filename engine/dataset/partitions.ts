@@ -13,8 +13,7 @@ import { native } from '../native.js';
 import { Partition } from '../partition.js';
 import { bytesToFloat32, type Key, type PartitionRecord } from '../lmdb-store.js';
 import type { Metadata } from '../types.js';
-import { compactSoon, foldsAtOnce, ONE_PARTITION_MAX_ROWS } from './compaction.js';
-import { seal } from './seal.js';
+import { compactSoon, foldsAtOnce, ONE_PARTITION_MAX_ROWS, sealThenCompact } from './compaction.js';
 import type { DatasetCore } from './core.js';
 import { shareLists } from './shared-lists.js';
 import { snapshotFiles } from './snapshots.js';
@@ -96,7 +95,7 @@ export function sealGathered(core: DatasetCore): void {
   if (!p) return;
   core.gathered = null;
   native.segmentSeal(p.handle);
-  core.track(seal(core, p).then(() => compactSoon(core)));
+  core.track(sealThenCompact(core, p));
 }
 
 /** A new gathered partition, recorded in LMDB before it takes rows, with room for the rows announced. */
@@ -138,8 +137,7 @@ async function sealOrFold(core: DatasetCore, p: Partition): Promise<void> {
     compactSoon(core);
     return;
   }
-  await seal(core, p);
-  compactSoon(core);
+  await sealThenCompact(core, p);
 }
 
 /**
@@ -205,7 +203,7 @@ export async function loadPartitions(core: DatasetCore): Promise<void> {
     if (p.state === 'growing' && p !== core.growing) {
       native.segmentSeal(p.handle);
       p.state = 'sealing';
-      core.track(seal(core, p).then(() => compactSoon(core)));
+      core.track(sealThenCompact(core, p));
     }
   }
   shareLists(core);

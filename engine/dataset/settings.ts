@@ -10,9 +10,8 @@ import type { DatasetManifest } from '../lmdb-store.js';
 import type { DatasetStats, PromotionPolicy, SlaConfig, SlaStatus } from '../types.js';
 import { checkColumnType, checkIndexType, type ColumnType, type IndexType } from '../vocabulary.js';
 import type { DatasetCore } from './core.js';
-import { compactSoon } from './compaction.js';
+import { sealThenCompact } from './compaction.js';
 import { columnsFromStorage, promoteLocked, startAgeTimer } from './partitions.js';
-import { seal } from './seal.js';
 
 export const DEFAULT_PROMOTION: PromotionPolicy = { max_buffer_vectors: 50_000, max_buffer_age_ms: 10_000 };
 
@@ -83,7 +82,7 @@ export async function rebuild(core: DatasetCore): Promise<void> {
       await core.settle();
       for (const p of core.partitions.filter((p) => p.state === 'sealed')) {
         p.state = 'sealing';
-        core.track(seal(core, p).then(() => compactSoon(core)));
+        core.track(sealThenCompact(core, p));
       }
       stopWaiting();
       await core.settle();

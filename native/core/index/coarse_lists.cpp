@@ -52,7 +52,9 @@ size_t CoarseLists::search(const VectorStore& store, const float* prepared, uint
   const KernelTable& k = active_kernels();
   // The lists ranked as assignment ranks them: nearest centroid by L2, or largest inner product
   // with the (unit) centroids.
-  std::vector<std::pair<float, uint32_t>> keys(nlist_);
+  // Per thread, not per query: a search of a listed partition allocates nothing.
+  thread_local std::vector<std::pair<float, uint32_t>> keys;
+  keys.resize(nlist_);
   for (uint32_t l = 0; l < nlist_; ++l) {
     const float* c = centroids_.data() + size_t(l) * dim_;
     keys[l] = {mode_ == KMeansMode::L2 ? k.l2sq_f32(prepared, c, dim_) : -k.ip_f32(prepared, c, dim_), l};
