@@ -1,7 +1,11 @@
 /**
  * Loads one Parquet file of vectors into a dataset, a row group at a time: the Parquet pool's
- * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
+ * thread decodes and checks group g+1 while group g is upserted, so memory stays near three row
  * groups whatever the file's size. Ids must be unique across the job's files.
+ *
+ * Group g is handed to the dataset while group g-1's upsert is still committing: its checks and
+ * staging run on this thread while g-1's transaction syncs on LMDB's, and its commit follows at
+ * once. Awaited one at a time, this thread sat idle through every sync.
  */
 import type { Observations } from '../catalog/datasets/record.js';
 import { addObservations } from '../catalog/datasets/schema.js';
@@ -33,6 +37,11 @@ export interface FileLoader {
   load(req: LoadRequest): Promise<{ rows: number; inserted: number }>;
 }
 
+interface Committing {
+  failed: Promise<(Error & { code?: unknown }) | null>;
+  rows: number;
+}
+
 const isProblem = (x: object): x is LoadProblem => 'type' in x && 'message' in x;
 
 export class ParquetLoader implements FileLoader {
@@ -41,14 +50,28 @@ export class ParquetLoader implements FileLoader {
   async load(req: LoadRequest): Promise<{ rows: number; inserted: number }> {
     let inserted = 0;
     let next: Promise<GroupData | LoadProblem> | null = null;
-    // Ends the file: the read already under way is let finish first, and a failure says how much
-    // of the file earlier row groups loaded.
+    // The upsert still committing, and its rows; `failed` resolves to its error, if any (a promise
+    // that rejects while nobody awaits it would be an unhandled rejection).
+    let committing: Committing | null = null;
+    // Ends the file: the read and the upsert already under way are let finish first, and a
+    // failure says how many of the file's vectors were loaded (the group after a refused one may
+    // have been committing already).
     const stop = async (error: Error): Promise<never> => {
       await next?.catch(() => {});
+      const last = committing;
+      committing = null;
+      if (last && !(await last.failed)) inserted += last.rows;
       if (error instanceof FileError && inserted > 0) {
-        throw new FileError(error.type, `${error.message} (${inserted} vectors of earlier row groups were loaded)`, inserted);
+        throw new FileError(error.type, `${error.message} (${inserted} vectors of this file were loaded)`, inserted);
       }
       throw error;
+    };
+    const settle = async (upsert: Committing) => {
+      const e = await upsert.failed;
+      // The dataset refused the batch (deleted meanwhile, closed, out of space): the file fails
+      // with that reason.
+      if (e) await stop(new FileError(isErrorCode(e.code) ? e.code : 'internal', e.message));
+      inserted += upsert.rows;
     };
     try {
       const shape = await this.pool.inspect(req.path, req.dim, req.idColumnRequired);
@@ -73,20 +96,23 @@ export class ParquetLoader implements FileLoader {
           // the load); later counts are added up and recorded with the file's last group.
           addObservations(observed, observationsOf(data));
           const record = g === 0 || g === shape.rowGroups.length - 1;
-          try {
-            await req.upsert(data.ids, data.vectors, metadataRows(data), record ? observed : {});
-          } catch (e) {
-            // The dataset refused the batch (deleted meanwhile, closed, out of space): the file
-            // fails with that reason.
-            const code = (e as { code?: unknown }).code;
-            await stop(new FileError(isErrorCode(code) ? code : 'internal', (e as Error).message));
-          }
+          const previous = committing;
+          const failed = req.upsert(data.ids, data.vectors, metadataRows(data), record ? observed : {}).then(
+            () => null,
+            (e: Error & { code?: unknown }) => e,
+          );
+          committing = { failed, rows: data.rows };
           if (record) observed = {};
-          inserted += data.rows;
+          if (previous) await settle(previous);
         }
         rowsDone += data.rows;
         await req.onProgress(rowsDone, shape.rows, inserted);
         if (req.shouldStop()) await stop(new Interrupted());
+      }
+      if (committing) {
+        const last = committing;
+        committing = null;
+        await settle(last);
       }
       return { rows: rowsDone, inserted };
     } finally {
