@@ -23,9 +23,10 @@ namespace sable {
 
 class CoarseLists {
  public:
-  // `centroids`: nlist x dim, from an index over the same metric; `nprobe`: the lists a search
-  // scans by default; `recall`: the source index's calibrated recall at its own default.
-  CoarseLists(std::vector<float> centroids, size_t dim, Metric metric, uint32_t nprobe, float recall);
+  // `centroids`: nlist x dim, from an index over the same metric, and their `lists_id`;
+  // `nprobe`: the lists a search scans by default; `recall`: the source index's calibrated recall
+  // at its own default.
+  CoarseLists(std::vector<float> centroids, uint64_t lists_id, size_t dim, Metric metric, uint32_t nprobe, float recall);
 
   uint32_t nlist() const { return nlist_; }
   uint32_t default_nprobe() const { return nprobe_; }
@@ -37,7 +38,9 @@ class CoarseLists {
   void catch_up(const VectorStore& store, uint32_t rows);
 
   // The best allowed rows among the `nprobe` lists nearest `prepared` (a prepared query) and the
-  // rows [assigned, rows) not yet in a list; returns the rows scored.
+  // rows [assigned, rows) not yet in a list; returns the rows scored, and the centroids when it
+  // ranked them itself. The source index's ranking of the same query, when this thread's search
+  // of it just made one (list_rankings.h), stands in for ranking them.
   size_t search(const VectorStore& store, const float* prepared, uint32_t nprobe, const Bitset* allow, uint32_t rows,
                 TopK& out) const;
 
@@ -52,6 +55,7 @@ class CoarseLists {
   uint32_t nprobe_;
   float recall_;
   std::vector<float> centroids_;
+  uint64_t lists_id_;
   mutable std::shared_mutex lists_mu_;
   std::vector<std::vector<uint32_t>> lists_;
   std::atomic<uint32_t> assigned_{0};

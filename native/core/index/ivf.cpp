@@ -9,6 +9,7 @@
 
 #include "../io.h"
 #include "../kernels/kernels.h"
+#include "list_rankings.h"
 
 
 namespace sable {
@@ -322,6 +323,12 @@ void IvfIndex::select_lists(uint32_t m, std::vector<Probe>& out, SearchStats& st
   select_smallest(s.keys, std::min(m, nlist_), s, out);
 }
 
+void IvfIndex::lend_ranking(const float* query, const std::vector<Probe>& probes) const {
+  std::vector<uint32_t>& lists = remember_ranking(lists_id_, query, dim_);
+  lists.reserve(probes.size());
+  for (const Probe& pr : probes) lists.push_back(pr.list);
+}
+
 void IvfIndex::probe_lists(const float*, uint32_t nprobe, const SearchParams&, std::vector<Probe>& out,
                            SearchStats& stats) const {
   // Brute force over the SQ8 codes of the centroids: small enough to stay in cache.
@@ -453,6 +460,7 @@ void IvfIndex::search(const VectorStore& store, const float* query, const Search
   s.coarse.prepare(query, centroid_sq8_, d, stride_);
   s.qq = metric_ == Metric::L2 ? active_kernels().ip_f32(query, query, d) : 0.0f;
   probe_lists(query, nprobe, p, s.probes, stats);
+  lend_ranking(query, s.probes);
 
   Collector& cand = s.cands;
   cand.reset(depth);
@@ -541,6 +549,7 @@ void IvfIndex::build(const VectorStore& store, const BuildOptions& opts, std::at
   KMeansResult km = store.is_half() ? kmeans_train([&](size_t i, float* out) { store.read_float_row(uint32_t(i), out); }, n, dim_, ko)
                                      : kmeans_train(store.data(), n, dim_, ko);
   centroids_ = std::move(km.centroids);
+  lists_id_ = new_lists_id();
   nlist_ = uint32_t(km.k);
 
   quantize_centroids();
@@ -704,6 +713,7 @@ void IvfIndex::search_bits(const VectorStore& store, const float* query, const S
   s.qq = metric_ == Metric::L2 ? active_kernels().ip_f32(query, query, dim_) : 0.0f;
   bits_.prepare(query, s.bq);
   probe_lists(query, nprobe, p, s.probes, stats);
+  lend_ranking(query, s.probes);
   const float confidence = bound_confidence(p.asked_nprobe ? p.asked_nprobe : nprobe);
   uint64_t estimated = 0, rescored = 0;
   uint32_t scanned = 0;
@@ -920,6 +930,7 @@ void IvfIndex::load(Reader& r, const VectorStore& store) {
   centroids_.resize(size_t(nlist_) * dim_);
   for (uint32_t l = 0; l < nlist_; ++l)
     centroid_sq8_.decode(centroid_codes_.data() + size_t(l) * stride_, centroids_.data() + size_t(l) * dim_);
+  lists_id_ = new_lists_id();
   centroid_norms();
   offsets_ = std::move(offsets);
   ids_ = std::move(ids);
@@ -942,6 +953,7 @@ std::unique_ptr<IvfIndex> IvfIndex::trained_copy() const {
   out->default_nprobe_ = default_nprobe_;
   out->residual_ = residual_;
   out->centroids_ = centroids_;
+  out->lists_id_ = lists_id_;
   out->stride_ = stride_;
   out->sq8_ = sq8_;
   out->centroid_sq8_ = centroid_sq8_;

@@ -48,6 +48,7 @@ class IvfIndex : public VectorIndex {
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
   std::vector<float> list_centroids() const override { return centroids_; }
+  uint64_t lists_id() const override { return lists_id_; }
   uint32_t lists_for(size_t n, size_t dim) const override {
     return n ? uint32_t(std::clamp<size_t>(default_nlist(n, dim), 1, n)) : 0;
   }
@@ -95,6 +96,8 @@ class IvfIndex : public VectorIndex {
   // Up to `nprobe` nearest lists to `query`, nearest first, with their keys, into `out`. Counts
   // the centroid distances it evaluates in stats. Called from search() on the searching thread,
   // after the query's coarse weights are prepared. Default: select_lists (brute force).
+  // Keeps the lists a search ranked for a partition borrowing them to find (list_rankings.h).
+  void lend_ranking(const float* query, const std::vector<Probe>& probes) const;
   virtual void probe_lists(const float* query, uint32_t nprobe, const SearchParams& p, std::vector<Probe>& out,
                            SearchStats& stats) const;
   // Brute force over the centroids' SQ8 codes (a few bytes per list, cache resident): the m lists
@@ -117,6 +120,8 @@ class IvfIndex : public VectorIndex {
   // nlist x dim: the lists' centers, k-means centroids (unit norm for ip and cosine: spherical
   // k-means) as decoded from their SQ8 codes, so the coarse search on codes is exact about them.
   std::vector<float> centroids_;
+  // Set with the centroids (build, load); copies that keep them keep it.
+  uint64_t lists_id_ = 0;
   std::vector<uint32_t> offsets_; // nlist + 1: list i holds positions [offsets_[i], offsets_[i+1])
   std::vector<uint32_t> ids_;     // row of each position
   size_t stride_ = 0;             // bytes per code: dim rounded up to 4, zero padded

@@ -311,12 +311,14 @@ void Segment::search_locked(const float* query, const QueryOptions& q, TopKOf<in
 bool Segment::adopt_lists(const Segment& source) {
   if (&source == this || source.dim() != dim() || source.metric() != metric()) return false;
   std::vector<float> centroids;
+  uint64_t lists_id = 0;
   uint32_t nprobe = 0;
   float recall = -1.0f;
   {
     std::shared_lock lock(source.mu_);
     if (source.index_status_ != IndexStatus::Ready || !source.index_) return false;
     centroids = source.index_->list_centroids();
+    lists_id = source.index_->lists_id();
     nprobe = source.index_->default_nprobe();
     recall = source.index_->estimated_recall(0);
   }
@@ -324,7 +326,7 @@ bool Segment::adopt_lists(const Segment& source) {
   // The source's own lists: its default was calibrated for the recall of its codes, and a listed
   // row is scored exactly, which ranks at least as well. Twice as many cost the soak's searches
   // 1,000 more exact distances each (ip_f32 was a fifth of the search threads' time).
-  auto lists = std::make_shared<CoarseLists>(std::move(centroids), dim(), metric(), std::max<uint32_t>(2, nprobe), recall);
+  auto lists = std::make_shared<CoarseLists>(std::move(centroids), lists_id, dim(), metric(), std::max<uint32_t>(2, nprobe), recall);
   std::unique_lock lock(mu_);
   if (coarse_ || index_status_ == IndexStatus::Ready) return false;
   coarse_ = std::move(lists);
