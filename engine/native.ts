@@ -176,6 +176,8 @@ export interface NativeAddon {
   segmentStats(handle: number): NativeSegmentStats;
   indexListsFor(indexType: string, rows: number, dim: number): number;
   readDecimalList(bytes: Uint8Array, open: number): { values: Float32Array; end: number } | null;
+  /** The first row from `from` on with a non-finite value or a float32 sum of squares above `squaredLimit`; -1: none (suspect_rows.h). */
+  firstSuspectRow(vectors: Float32Array, dim: number, from: number, squaredLimit: number): number;
   segmentLiveIds(handle: number): Float64Array;
   segmentAbsorb(target: number, source: number): Promise<void>;
   /** A new sealed segment of the live rows; its index kept when the index could drop rows (indexStatus 'ready'). */

@@ -21,7 +21,10 @@ type Located = { partition: Partition; mask: Uint8Array }[];
  */
 const MAX_SQUARED_LENGTH = 1e37;
 
-/** Refuses the `dim` values of `v` from `at` when one is not finite or together they are too long. */
+/**
+ * Refuses the `dim` values of `v` from `at` when one is not finite or together they are too long:
+ * the rule, in double precision, for a query and for each row checkRows finds.
+ */
 export function checkValues(v: Float32Array, at: number, dim: number, what: string): void {
   let squares = 0;
   for (let i = at; i < at + dim; i++) {
@@ -29,6 +32,20 @@ export function checkValues(v: Float32Array, at: number, dim: number, what: stri
     squares += v[i] * v[i];
   }
   if (squares > MAX_SQUARED_LENGTH) throw invalid(`${what} is too long to score: its squared length ${squares.toExponential(2)} is over ${MAX_SQUARED_LENGTH}`);
+}
+
+/**
+ * Refuses the first row of a batch that checkValues refuses. The native pass finds the rows that
+ * may fail (it sums squares in float32, in lanes: from a thousandth below the limit it reports a
+ * row); checkValues decides each.
+ */
+function checkRows(vectors: Float32Array, ids: ArrayLike<number>, dim: number): void {
+  for (let from = 0; from < ids.length; ) {
+    const r = native.firstSuspectRow(vectors, dim, from, MAX_SQUARED_LENGTH * 0.999);
+    if (r < 0) return;
+    checkValues(vectors, r * dim, dim, `vector ${ids[r]}`);
+    from = r + 1;
+  }
 }
 
 export interface UpsertOptions {
@@ -55,7 +72,7 @@ export async function upsert(
     throw invalid('metadata must be an array with one entry per id');
   }
   checkIds(ids);
-  for (let r = 0; r < ids.length; r++) checkValues(vectors, r * dim, dim, `vector ${ids[r]}`);
+  checkRows(vectors, ids, dim);
   metadata?.forEach((m, i) => checkMetadata(ids[i], m));
   const rows = lastRows(ids, vectors, metadata ?? [], dim);
   const n = rows.ids.length;

@@ -18,6 +18,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   sable::binding::register_model(env, exports);
   sable::binding::register_text(env, exports);
   sable::binding::register_parquet(env, exports);
+  sable::binding::register_values(env, exports);
   return exports;
 }
 

@@ -36,5 +36,6 @@ void register_segments(Napi::Env env, Napi::Object exports);
 void register_model(Napi::Env env, Napi::Object exports);
 void register_text(Napi::Env env, Napi::Object exports);
 void register_parquet(Napi::Env env, Napi::Object exports);
+void register_values(Napi::Env env, Napi::Object exports);
 
 }  // namespace sable::binding
