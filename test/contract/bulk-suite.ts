@@ -139,7 +139,7 @@ export function bulkSuite(_profile: TargetProfile, t: () => ContractTarget): voi
     const corrupt = parquetBytes([batchOf(range(5000, 7000), { metadata: { s: range(0, 2000).map((i) => `x${i % 7}`) } })], { rowGroupRows: 1000 });
     corrupt.fill(0xff, Math.floor(corrupt.length * 0.5), Math.floor(corrupt.length * 0.5) + 200);
     const cases: [string, Uint8Array[], string][] = [
-      ['corrupt_file', [corrupt], '1000 vectors of this file were loaded'],
+      ['corrupt_file', [corrupt], '1000 vectors of earlier row groups were loaded'],
       ['not_parquet', [new TextEncoder().encode('id,embedding\n1,"[1,2]"\n')], 'Parquet'],
       ['dimension_mismatch', [parquetBytes([{ ids: BigInt64Array.from([1n, 2n]), vectors: new Float32Array(2 * 4), dim: 4 }])], 'dimension'],
       ['dimension_mismatch', [parquetBytes([batchOf(range(100, 103))], { listKind: 'list', rowLengths: [DIM, DIM - 1, DIM] })], 'row 1 has 7 values'],
