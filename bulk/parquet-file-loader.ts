@@ -1,12 +1,11 @@
 /**
  * Loads one Parquet file of vectors into a dataset, a row group at a time: the Parquet pool's
- * thread decodes and checks groups g+1 and g+2 while group g is upserted, so memory stays near
- * four row groups whatever the file's size. Ids must be unique across the job's files.
+ * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
+ * groups whatever the file's size. Ids must be unique across the job's files.
  *
- * Group g+1 is not handed over before group g's upsert is durable: handed over while g
- * committed, its checks overlapped the sync, but with the reads ahead the load went no faster
- * (1M x 768: 24.8 s against 23.9) and the service held one group more (peak RSS 2,104 MB
- * against 2,068).
+ * One group ahead, not two: with two, a decoder that took the Parquet thread down on a corrupt
+ * group (piscina starts a fresh one) left the read queued behind it unanswered, and the job
+ * hung (the fuzz suite's rows-2^62 file). Two ahead loaded 1M x 768 in 24.2 s against 29.5.
  */
 import type { Observations } from '../catalog/datasets/record.js';
 import { addObservations } from '../catalog/datasets/schema.js';
@@ -38,13 +37,6 @@ export interface FileLoader {
   load(req: LoadRequest): Promise<{ rows: number; inserted: number }>;
 }
 
-/**
- * Row groups read ahead of the one being upserted. With one, the Parquet thread (at nice +10 on
- * 2 busy cores) sat idle between handing a group over and being asked for the next, and the
- * dataset's writer waited on it: 52 ms between commits of a 1M x 768 load, 9.3 s in all.
- */
-const READ_AHEAD = 2;
-
 const isProblem = (x: object): x is LoadProblem => 'type' in x && 'message' in x;
 
 export class ParquetLoader implements FileLoader {
@@ -52,12 +44,11 @@ export class ParquetLoader implements FileLoader {
 
   async load(req: LoadRequest): Promise<{ rows: number; inserted: number }> {
     let inserted = 0;
-    // Reads under way, in file order: the Parquet thread always has the next group to decode.
-    const reads: Promise<GroupData | LoadProblem>[] = [];
+    let next: Promise<GroupData | LoadProblem> | null = null;
     // Ends the file: the read already under way is let finish first, and a failure says how much
     // of the file earlier row groups loaded.
     const stop = async (error: Error): Promise<never> => {
-      await Promise.allSettled(reads);
+      await next?.catch(() => {});
       if (error instanceof FileError && inserted > 0) {
         throw new FileError(error.type, `${error.message} (${inserted} vectors of earlier row groups were loaded)`, inserted);
       }
@@ -70,12 +61,12 @@ export class ParquetLoader implements FileLoader {
       const starts: number[] = [];
       shape.rowGroups.reduce((first, rows) => (starts.push(first), first + rows), 0);
       const read = (g: number) => this.pool.read(req.path, req.dim, shape, g, starts[g]);
-      for (let g = 0; g < Math.min(READ_AHEAD, shape.rowGroups.length); g++) reads.push(read(g));
+      next = shape.rowGroups.length > 0 ? read(0) : null;
       let rowsDone = 0;
       let observed: Observations = {};
       for (let g = 0; g < shape.rowGroups.length; g++) {
-        const group = await reads.shift()!;
-        if (g + READ_AHEAD < shape.rowGroups.length) reads.push(read(g + READ_AHEAD));
+        const group = await next!;
+        next = g + 1 < shape.rowGroups.length ? read(g + 1) : null;
         if (isProblem(group)) await stop(new FileError(group.type, group.message));
         const data = group as GroupData;
         for (let r = 0; r < data.rows; r++) {

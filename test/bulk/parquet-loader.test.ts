@@ -1,4 +1,4 @@
-// The Parquet loader keeps the Parquet pool's thread two row groups ahead of the group being
+// The Parquet loader keeps the Parquet pool's thread one row group ahead of the group being
 // upserted (parquet-file-loader.ts): a real file decoded by the pool, and an upsert that takes
 // its time as a durable commit does. Groups reach the dataset in file order, one at a time; a
 // refused group fails the file with the dataset's reason, counting what earlier groups loaded.
@@ -59,15 +59,15 @@ function request(path: string, upsert: (ids: Float64Array, vectors: Float32Array
 }
 
 describe('ParquetLoader', () => {
-  it('has the next two row groups read while one is upserted, and upserts them in file order, one at a time', async () => {
+  it('has the next row group read while one is upserted, and upserts them in file order, one at a time', async () => {
     pool.asked = [];
     const { seen, upsert } = slowDataset(20);
     const out = await new ParquetLoader(pool).load(request(file(), upsert));
     expect(out).toEqual({ rows: GROUPS * GROUP_ROWS, inserted: GROUPS * GROUP_ROWS });
     expect(seen.firsts).toEqual(Array.from({ length: GROUPS }, (_, g) => g * GROUP_ROWS));
     expect(pool.asked).toEqual(Array.from({ length: GROUPS }, (_, g) => g));
-    // When group g is upserted, groups up to g + 2 have been asked for (g + 1 with one ahead).
-    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 3, GROUPS)));
+    // When group g is upserted, groups up to g + 1 have been asked for.
+    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 2, GROUPS)));
     expect(seen.maxInFlight).toBe(1);
   });
 
