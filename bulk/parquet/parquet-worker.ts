@@ -22,26 +22,40 @@ const useNativeReader = process.env.SABLE_PARQUET_DECODER !== 'wasm';
 export type ParquetTask =
   | { op: 'inspect'; path: string; dim: number; idRequired: boolean }
   | { op: 'read'; path: string; dim: number; shape: FileShape; group: number; firstRow: number }
-  | { op: 'close' };
+  | { op: 'close'; path: string };
 
 export type ParquetResult = { shape: FileShape } | { group: GroupData } | { problem: LoadProblem } | { closed: true };
 
-let open: { path: string; handle: FileHandle; file: RandomAccess; footer: Footer } | null = null;
-
-async function closeFile(): Promise<void> {
-  const was = open;
-  open = null;
-  await was?.handle.close();
+interface OpenFile {
+  handle: FileHandle;
+  file: RandomAccess;
+  footer: Footer;
 }
 
-async function fileAt(path: string): Promise<{ file: RandomAccess; footer: Footer }> {
-  if (open?.path === path) return open;
-  await closeFile();
+/** Files held open between calls, by path: a load's reads may interleave with another's. */
+const openFiles = new Map<string, Promise<OpenFile>>();
+
+async function closeFile(path: string): Promise<void> {
+  const was = openFiles.get(path);
+  openFiles.delete(path);
+  await was?.then((f) => f.handle.close(), () => {});
+}
+
+function fileAt(path: string): Promise<OpenFile> {
+  const held = openFiles.get(path);
+  if (held) return held;
+  const opening = openAndReadFooter(path);
+  openFiles.set(path, opening);
+  // A file that does not open is not held: the next call tries again and says why.
+  opening.catch(() => openFiles.get(path) === opening && openFiles.delete(path));
+  return opening;
+}
+
+async function openAndReadFooter(path: string): Promise<OpenFile> {
   const handle = await openFile(path, 'r');
   try {
     const file = fileAccess(handle, (await handle.stat()).size);
-    open = { path, handle, file, footer: await readFooter(file) };
-    return open;
+    return { handle, file, footer: await readFooter(file) };
   } catch (e) {
     await handle.close();
     throw e;
@@ -66,7 +80,7 @@ function notParquet(e: unknown): LoadProblem {
 
 export default async function run(task: ParquetTask): Promise<ParquetResult> {
   if (task.op === 'close') {
-    await closeFile();
+    await closeFile(task.path);
     return { closed: true };
   }
   let file: RandomAccess;

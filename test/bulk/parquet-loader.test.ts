@@ -1,7 +1,8 @@
-// The Parquet loader keeps the Parquet pool's thread one row group ahead of the group being
+// The Parquet loader keeps the Parquet pool's thread two row groups ahead of the group being
 // upserted (parquet-file-loader.ts): a real file decoded by the pool, and an upsert that takes
 // its time as a durable commit does. Groups reach the dataset in file order, one at a time; a
-// refused group fails the file with the dataset's reason, counting what earlier groups loaded.
+// refused group fails the file with the dataset's reason, counting what earlier groups loaded;
+// a group that takes the decoder's thread down fails the file, not hangs it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { ParquetLoader } from '../../dist/bulk/parquet-file-loader.js';
 import { ParquetPool } from '../../dist/bulk/parquet/parquet-pool.js';
 import { IdSet } from '../../dist/bulk/id-set.js';
 import { FileError } from '../../dist/errors/job-errors.js';
+import { hostileParquet } from '../support/fuzz/hostile-files.js';
 
 const DIM = 16;
 const GROUPS = 6;
@@ -59,15 +61,15 @@ function request(path: string, upsert: (ids: Float64Array, vectors: Float32Array
 }
 
 describe('ParquetLoader', () => {
-  it('has the next row group read while one is upserted, and upserts them in file order, one at a time', async () => {
+  it('has the next two row groups read while one is upserted, and upserts them in file order, one at a time', async () => {
     pool.asked = [];
     const { seen, upsert } = slowDataset(20);
     const out = await new ParquetLoader(pool).load(request(file(), upsert));
     expect(out).toEqual({ rows: GROUPS * GROUP_ROWS, inserted: GROUPS * GROUP_ROWS });
     expect(seen.firsts).toEqual(Array.from({ length: GROUPS }, (_, g) => g * GROUP_ROWS));
     expect(pool.asked).toEqual(Array.from({ length: GROUPS }, (_, g) => g));
-    // When group g is upserted, groups up to g + 1 have been asked for.
-    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 2, GROUPS)));
+    // When group g is upserted, groups up to g + 2 have been asked for.
+    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 3, GROUPS)));
     expect(seen.maxInFlight).toBe(1);
   });
 
@@ -84,4 +86,22 @@ describe('ParquetLoader', () => {
     expect(e.inserted).toBe(2 * GROUP_ROWS);
     expect(e.message).toBe(`dataset 7 was deleted (${2 * GROUP_ROWS} vectors of earlier row groups were loaded)`);
   });
+
+  it('fails a file whose group takes the decoder down, with the read behind it under way, and loads the next file', async () => {
+    // Its first group's row count makes the wasm decoder panic, which ends the Parquet thread:
+    // with the second group's read queued behind the first, the load waited for it forever.
+    const hostile = hostileParquet(DIM, 0, 1).find((f) => f.label === 'rows-2^62')!;
+    const path = join(dir, hostile.name);
+    writeFileSync(path, hostile.bytes);
+    const { seen, upsert } = slowDataset(5);
+    const error = await new ParquetLoader(pool).load(request(path, upsert)).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FileError);
+    expect((error as FileError).type, (error as FileError).message).toBe('corrupt_file');
+    expect(seen.firsts).toEqual([]);
+    const after = slowDataset(1);
+    expect(await new ParquetLoader(pool).load(request(file(), after.upsert))).toEqual({ rows: GROUPS * GROUP_ROWS, inserted: GROUPS * GROUP_ROWS });
+  }, 30_000);
 });
