@@ -210,6 +210,14 @@ function metadataFits(leaf: Leaf, kind: MetadataKind): boolean {
  * float32 first, as group.ts does). The common case, every level entry a value and every row
  * starting every `dim` entries, is checked in one pass; the slow path names the first bad row.
  */
+/** Vectors that are the decoder's own buffer: external memory, which Node does not transfer. */
+const decoderOwned = new WeakSet<Float32Array>();
+
+/** A group's vectors in memory a worker can transfer: the decoder's own buffer copied, others as they are. */
+export function transferableVectors(vectors: Float32Array): Float32Array {
+  return decoderOwned.has(vectors) ? vectors.slice() : vectors;
+}
+
 function vectorsOf(chunk: NativeParquetChunk, leaf: Leaf, rows: number, dim: number, firstRow: number): Float32Array {
   if (rows === 0 && chunk.levels === 0) return new Float32Array(0);
   // The decoder's summaries: every row `dim` level entries, each a value.
@@ -217,7 +225,10 @@ function vectorsOf(chunk: NativeParquetChunk, leaf: Leaf, rows: number, dim: num
   if (!regular) throw firstBadRow(chunk, leaf, rows, dim, firstRow);
   const values = chunk.values as Float32Array | Float64Array;
   // Float32 values are the decoder's own buffer, kept as they are: no copy.
-  if (values instanceof Float32Array && chunk.firstNonFinite < 0) return values;
+  if (values instanceof Float32Array && chunk.firstNonFinite < 0) {
+    decoderOwned.add(values);
+    return values;
+  }
   const out = values instanceof Float32Array ? values : new Float32Array(values);
   for (let i = values instanceof Float32Array ? chunk.firstNonFinite : 0; i < out.length; i++) {
     const f = out[i];

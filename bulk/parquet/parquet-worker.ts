@@ -9,7 +9,7 @@ import * as pq from 'parquet-wasm';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { lowerThisThreadPriority } from '../../engine/index.js';
 import { groupData, groupTransferables, type GroupData } from './group.js';
-import { readGroupNativeOrWhyNot } from './native-reader.js';
+import { readGroupNativeOrWhyNot, transferableVectors } from './native-reader.js';
 import { fileAccess, readFooter, rowGroupFile, rowGroupRows, schemaFile, type Footer, type RandomAccess } from './row-group-file.js';
 import { shapeOf, ShapeError, type FileShape, type LoadProblem } from './shape.js';
 
@@ -121,9 +121,8 @@ async function runTask(task: ParquetTask): Promise<ParquetResult> {
     // for corrupt) parquet-wasm reads, and has the last word on what the file holds.
     if (useNativeReader) {
       const native = await readGroupNativeOrWhyNot(file, footer, task.shape, task.dim, task.group, task.firstRow);
-      // Its vectors are the decoder's own buffer, which Node does not transfer (external
-      // memory): copied once here, so the group moves.
-      if ('group' in native) return moved({ ...native.group, vectors: native.group.vectors.slice() });
+      // Float32 vectors are the decoder's own buffer, copied once here so the group moves.
+      if ('group' in native) return moved({ ...native.group, vectors: transferableVectors(native.group.vectors) });
     }
     let table: arrow.Table;
     try {

@@ -71,8 +71,10 @@ class VectorIndex {
   // The centres of the lists rows are assigned to (nlist x dim), for a partition without an
   // index that borrows them (coarse_lists.h); empty for indexes without lists.
   virtual std::vector<float> list_centroids() const { return {}; }
-  // Names those centroids as trained or loaded (list_rankings.h); 0 for indexes without lists.
-  virtual uint64_t lists_id() const { return 0; }
+  // Names those centroids as trained or loaded (list_rankings.h), for a partition that borrows
+  // them: from then on this index's searches keep their rankings of the lists for it to take.
+  // 0 for indexes without lists.
+  virtual uint64_t lend_lists() const { return 0; }
   // Defaults of the per-query knobs, for receipts and the SLA tuner (0 where not applicable).
   virtual uint32_t default_nprobe() const { return 0; }
   virtual uint32_t nlist() const { return 0; }

@@ -324,6 +324,7 @@ void IvfIndex::select_lists(uint32_t m, std::vector<Probe>& out, SearchStats& st
 }
 
 void IvfIndex::lend_ranking(const float* query, const std::vector<Probe>& probes) const {
+  if (!lent_.load(std::memory_order_relaxed)) return;
   std::vector<uint32_t>& lists = remember_ranking(lists_id_, query, dim_);
   lists.reserve(probes.size());
   for (const Probe& pr : probes) lists.push_back(pr.list);
@@ -954,6 +955,7 @@ std::unique_ptr<IvfIndex> IvfIndex::trained_copy() const {
   out->residual_ = residual_;
   out->centroids_ = centroids_;
   out->lists_id_ = lists_id_;
+  out->lent_.store(lent_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   out->stride_ = stride_;
   out->sq8_ = sq8_;
   out->centroid_sq8_ = centroid_sq8_;

@@ -48,7 +48,10 @@ class IvfIndex : public VectorIndex {
   // 96.2% of their exact 10 nearest other rows (see tune_default_nprobe in ivf.cpp).
   uint32_t default_nprobe() const override { return default_nprobe_; }
   std::vector<float> list_centroids() const override { return centroids_; }
-  uint64_t lists_id() const override { return lists_id_; }
+  uint64_t lend_lists() const override {
+    lent_.store(true, std::memory_order_relaxed);
+    return lists_id_;
+  }
   uint32_t lists_for(size_t n, size_t dim) const override {
     return n ? uint32_t(std::clamp<size_t>(default_nlist(n, dim), 1, n)) : 0;
   }
@@ -122,6 +125,9 @@ class IvfIndex : public VectorIndex {
   std::vector<float> centroids_;
   // Set with the centroids (build, load); copies that keep them keep it.
   uint64_t lists_id_ = 0;
+  // Whether a partition borrows the lists: until then searches keep no ranking (a copy of the
+  // prepared query per search, for nobody).
+  mutable std::atomic<bool> lent_{false};
   std::vector<uint32_t> offsets_; // nlist + 1: list i holds positions [offsets_[i], offsets_[i+1])
   std::vector<uint32_t> ids_;     // row of each position
   size_t stride_ = 0;             // bytes per code: dim rounded up to 4, zero padded

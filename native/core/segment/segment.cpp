@@ -318,7 +318,7 @@ bool Segment::adopt_lists(const Segment& source) {
     std::shared_lock lock(source.mu_);
     if (source.index_status_ != IndexStatus::Ready || !source.index_) return false;
     centroids = source.index_->list_centroids();
-    lists_id = source.index_->lists_id();
+    lists_id = source.index_->lend_lists();
     nprobe = source.index_->default_nprobe();
     recall = source.index_->estimated_recall(0);
   }
