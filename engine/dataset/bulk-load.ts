@@ -1,12 +1,12 @@
 /**
  * Bulk loads (a Parquet job): while one runs, the dataset's index builds wait, and a sable
- * dataset gathers the partitions the load freezes into one partition (partitions.gatherLocked), built
+ * dataset gathers the partitions the load freezes into one partition (partitions.gather), built
  * once when the last load ends. Kept apart, each partition was built, and then all were folded
  * into one and trained again (compaction.ts): the fold held a copy of every row beside the
  * originals, and every row was trained on twice.
  */
 import type { DatasetCore } from './core.js';
-import { freezeGrowing, gatherLocked, sealGathered } from './partitions.js';
+import { freezeGrowing, gather, sealGathered } from './partitions.js';
 
 export interface BulkLoad {
   /** Rows the load will add (a file's footer read): the gathered partition reserves room for them. */
@@ -30,16 +30,18 @@ export function beginBulkLoad(core: DatasetCore): BulkLoad {
 }
 
 /**
- * The rows still growing join the gathered partition, and it is sealed. A load that froze no
- * partition leaves its rows growing, as any write does.
+ * The rows still growing join the gathered partition, after every copy under way, and it is
+ * sealed. A load that froze no partition leaves its rows growing, as any write does.
  */
 async function endGathering(core: DatasetCore): Promise<void> {
   core.bulkRowsExpected = 0;
-  if (!core.gathered) return;
+  if (!core.gathered && core.gatherings.size === 0) return;
   await core.exclusive(async () => {
     const last = core.closing ? null : await freezeGrowing(core);
-    if (last) await gatherLocked(core, last);
-    // A load begun meanwhile goes on gathering into the same partition.
-    if (core.bulkLoads === 0) sealGathered(core);
+    // Not awaited here: its copy takes a writer turn of its own, after this one.
+    if (last) core.track(gather(core, last));
   });
+  await Promise.allSettled([...core.gatherings]);
+  // A load begun meanwhile gathers into a partition of its own.
+  if (core.bulkLoads === 0) await core.exclusive(async () => sealGathered(core));
 }

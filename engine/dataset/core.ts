@@ -72,6 +72,8 @@ export class DatasetCore {
   bulkLoads = 0;
   bulkRowsExpected = 0;
   gathered: Partition | null = null;
+  /** Partitions being copied into `gathered`. */
+  readonly gatherings = new Set<Promise<void>>();
 
   /** Upserts and deletes waiting for the next writer turn (write-groups.ts). */
   readonly waitingWrites: WaitingWrite[] = [];

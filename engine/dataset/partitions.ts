@@ -35,14 +35,11 @@ export async function startGrowing(core: DatasetCore): Promise<void> {
 
 /**
  * Freezes the growing partition (when it has rows) and indexes it in the background; during a
- * bulk load of a sable dataset its rows join the load's gathered partition instead, before the
- * turn ends (bulk-load.ts).
+ * bulk load of a sable dataset its rows join the load's gathered partition instead (bulk-load.ts).
  */
 export async function promoteLocked(core: DatasetCore): Promise<void> {
   const old = await freezeGrowing(core);
-  if (!old) return;
-  if (gathers(core)) await gatherLocked(core, old);
-  else core.track(sealOrFold(core, old));
+  if (old) core.track(gathers(core) ? gather(core, old) : sealOrFold(core, old));
 }
 
 /** Inside a writer turn: the growing partition, when it has rows, frozen and replaced by a new one. */
@@ -61,42 +58,35 @@ function gathers(core: DatasetCore): boolean {
 }
 
 /**
- * Float rows a bulk load stages in the growing partition before they join the gathered one.
- * A stage is gathered within the writer turn that fills it, so the load holds one stage's float
- * rows (and their half copy while it is narrowed) beside the gathered partition, never more.
- * Gathered behind the load instead, 50,000-row partitions piled up whenever the load outran
- * the copies, and the last ones made a 1M x 768 load's peak RSS (bench:bulk).
- */
-const BULK_STAGE_BYTES = 64 << 20;
-
-/** Rows at which the growing partition is frozen: the promotion policy's, or a bulk load's stage. */
-export function growingLimit(core: DatasetCore): number {
-  const policy = core.manifest.promotion.max_buffer_vectors;
-  return gathers(core) ? Math.min(policy, Math.max(1, Math.floor(BULK_STAGE_BYTES / (4 * core.dim)))) : policy;
-}
-
-/**
- * Inside a writer turn: copies a frozen partition's rows (in half precision, as its build would
- * keep them) into the gathered partition and drops it. LMDB moves its ids to the gathered
+ * Copies a frozen partition's rows (in half precision, as its build would keep them) into the
+ * gathered partition and drops it, in one writer turn: LMDB moves its ids to the gathered
  * partition's pending list in one transaction, so a crash leaves each row in one of the two.
  * Until the source leaves the list a search may meet a row in both: searches planned while a
- * load gathers answer each id once (search.ts, `distinct`).
+ * partition gathers answer each id once (search.ts, `distinct`).
  */
-export async function gatherLocked(core: DatasetCore, p: Partition): Promise<void> {
-  await native.segmentCompactRows(p.handle, core.manifest.indexType);
-  const { storage, uid } = core;
-  if (core.gathered && core.gathered.rows + p.rows > ONE_PARTITION_MAX_ROWS) sealGathered(core);
-  const into = core.gathered ?? (core.gathered = await startGathered(core));
-  await native.segmentAbsorb(into.handle, p.handle);
-  const ids = native.segmentLiveIds(p.handle);
-  await storage.write(() => {
-    for (const id of ids) storage.pending.put([uid, into.pid], id);
-    storage.pending.remove([uid, p.pid]);
-    storage.parts.remove([uid, p.pid]);
-    storage.removeRange(storage.tombs, [uid, p.pid]);
-  });
-  core.partitions = core.partitions.filter((x) => x !== p);
-  core.retirement.retire(p.handle);
+export function gather(core: DatasetCore, p: Partition): Promise<void> {
+  const work = (async () => {
+    await native.segmentCompactRows(p.handle, core.manifest.indexType);
+    await core.exclusive(async () => {
+      const { storage, uid } = core;
+      if (core.gathered && core.gathered.rows + p.rows > ONE_PARTITION_MAX_ROWS) sealGathered(core);
+      const into = core.gathered ?? (core.gathered = await startGathered(core));
+      await native.segmentAbsorb(into.handle, p.handle);
+      const ids = native.segmentLiveIds(p.handle);
+      await storage.write(() => {
+        for (const id of ids) storage.pending.put([uid, into.pid], id);
+        storage.pending.remove([uid, p.pid]);
+        storage.parts.remove([uid, p.pid]);
+        storage.removeRange(storage.tombs, [uid, p.pid]);
+      });
+      core.partitions = core.partitions.filter((x) => x !== p);
+      core.retirement.retire(p.handle);
+    });
+  })();
+  core.gatherings.add(work);
+  const done = () => void core.gatherings.delete(work);
+  work.then(done, done);
+  return work;
 }
 
 /** Inside a writer turn: the gathered partition takes no more rows, and is indexed like any other. */
@@ -128,7 +118,7 @@ async function startGathered(core: DatasetCore): Promise<Partition> {
  * everything at each doubling (a third of a bulk load's time on the service's thread).
  */
 function growingReserve(core: DatasetCore): number {
-  return Math.min(growingLimit(core), Math.floor((256 * 2 ** 20) / (4 * core.dim)));
+  return Math.min(core.manifest.promotion.max_buffer_vectors, Math.floor((256 * 2 ** 20) / (4 * core.dim)));
 }
 
 /**

@@ -12,7 +12,7 @@
  * values. The rest waits for the next turn.
  */
 import type { DatasetCore, GroupedWrite, StagedWrite, WaitingWrite } from './core.js';
-import { growingLimit, promoteLocked } from './partitions.js';
+import { promoteLocked } from './partitions.js';
 
 export type { GroupedWrite, StagedWrite, WaitingWrite } from './core.js';
 
@@ -78,7 +78,7 @@ async function runTurn(core: DatasetCore): Promise<void> {
     }
   }
   // Before the answers: a caller reading the dataset's state after its write sees the promotion.
-  if (core.growing.rows >= growingLimit(core)) {
+  if (core.growing.rows >= core.manifest.promotion.max_buffer_vectors) {
     await promoteLocked(core).catch((e: Error) => core.fail(e));
   }
   for (const answer of answers) answer();
@@ -91,7 +91,7 @@ async function runTurn(core: DatasetCore): Promise<void> {
  */
 function takeTurn(core: DatasetCore): WaitingWrite[] {
   const waiting = core.waitingWrites;
-  const room = Math.min(growingLimit(core) - core.growing.rows, Math.max(1, Math.floor(TRANSACTION_SLICE_BYTES / (core.dim * 4))));
+  const room = Math.min(core.manifest.promotion.max_buffer_vectors - core.growing.rows, Math.max(1, Math.floor(TRANSACTION_SLICE_BYTES / (core.dim * 4))));
   const touched = new Set<number>();
   let rows = 0;
   let taken = 0;

@@ -58,9 +58,8 @@ describe('bulk loads gather their partitions', () => {
       loading = false;
       await searchers;
       expect(searches).toBeGreaterThan(10);
-      // The growing partition and the gathered one: a frozen stage joins the gathered partition
-      // before the write that filled it is answered, so frozen float rows never pile up.
-      expect(most).toBeLessThanOrEqual(2);
+      // The growing partition, the gathered one, and one frozen partition on its way at most.
+      expect(most).toBeLessThanOrEqual(3);
       bulk.end();
       await ds.flush();
       expect(ds.stats()).toMatchObject({ partitions: 1, vector_count: N - deleted.size, index_status: 'ready' });
