@@ -1,7 +1,7 @@
 /**
  * Loads one Parquet file of vectors into a dataset, a row group at a time: the Parquet pool's
- * thread decodes and checks groups g+1 and g+2 while group g is upserted, so memory stays near
- * four row groups whatever the file's size. Ids must be unique across the job's files.
+ * thread decodes and checks group g+1 while group g is upserted, so memory stays near two row
+ * groups whatever the file's size. Ids must be unique across the job's files.
  */
 import type { Observations } from '../catalog/datasets/record.js';
 import { addObservations } from '../catalog/datasets/schema.js';
@@ -9,7 +9,7 @@ import { isErrorCode } from '../errors/codes.js';
 import { FileError } from '../errors/job-errors.js';
 import type { Metadata } from '../engine/index.js';
 import type { GroupData, MetadataColumn } from './parquet/group.js';
-import { ParquetPool } from './parquet/parquet-pool.js';
+import type { ParquetPool } from './parquet/parquet-pool.js';
 import type { LoadProblem } from './parquet/shape.js';
 import { Interrupted } from '../jobs/runner.js';
 import type { IdSet } from './id-set.js';
@@ -34,12 +34,12 @@ export interface FileLoader {
 }
 
 /**
- * Row groups read ahead of the one being upserted. With one, the Parquet thread (at nice +10 on
- * 2 busy cores) sat idle between handing a group over and being asked for the next, and the
- * dataset's writer waited on it: 52 ms between commits of a 1M x 768 load, 9.3 s in all; two
- * ahead loaded it in 24.2 s against 29.5. The pool takes them at once (parquet-pool.ts).
+ * Row groups read ahead of the one being upserted. Two ahead loaded 1M x 768 in 24.2 s against
+ * 29.5 one day, and in 32.9 and 27.0 s against 25.7 and 26.9 another (bench:bulk, alternating
+ * runs): on 2 cores the Parquet thread decoding further ahead takes CPU from the service's
+ * thread and LMDB's writer, and holds two groups more.
  */
-const READ_AHEAD = ParquetPool.READS_AT_ONCE;
+const READ_AHEAD = 1;
 
 const isProblem = (x: object): x is LoadProblem => 'type' in x && 'message' in x;
 

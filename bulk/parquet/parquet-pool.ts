@@ -1,27 +1,28 @@
 /**
  * Reads Parquet vector files on a worker thread (parquet-worker.ts), a row group per call. One
- * thread: a load job reads one file at a time and overlaps the next groups' decoding with the
+ * thread: a load job reads one file at a time and overlaps the next group's decoding with the
  * current group's upsert.
  *
- * The reads a load asks for ahead are posted to the thread at once, not queued in piscina: when
- * the wasm decoder takes the thread down, piscina fails the tasks the thread held, but with no
- * minimum of threads it starts none for a queued task, which then waits forever (piscina 5.1.3,
- * `_onError` -> `_ensureMinimumWorkers`). The fuzz suite's rows-2^62 file hung a load that way.
+ * Reads asked for together are posted to the thread at once (it runs them in order), not queued
+ * in piscina: when the wasm decoder takes the thread down, piscina fails the tasks the thread
+ * held, but with no minimum of threads it starts none for a queued task, which then waits
+ * forever (piscina 5.1.3, `_onError` -> `_ensureMinimumWorkers`). A load reading two groups
+ * ahead hung that way on the fuzz suite's rows-2^62 file.
  */
 import { Piscina } from 'piscina';
 import type { GroupData } from './group.js';
 import type { ParquetResult, ParquetTask } from './parquet-worker.js';
 import type { FileShape, LoadProblem } from './shape.js';
 
-export class ParquetPool {
-  /** The reads a loader may have under way at once (parquet-file-loader.ts's reads ahead). */
-  static readonly READS_AT_ONCE = 2;
+/** Tasks posted to the thread before it answers the first (a loader's reads ahead, a release). */
+const TASKS_AT_ONCE = 4;
 
+export class ParquetPool {
   private readonly pool = new Piscina<ParquetTask, ParquetResult>({
     filename: new URL('./parquet-worker.js', import.meta.url).href,
     minThreads: 0,
     maxThreads: 1,
-    concurrentTasksPerWorker: ParquetPool.READS_AT_ONCE,
+    concurrentTasksPerWorker: TASKS_AT_ONCE,
     idleTimeout: 30_000,
   });
 

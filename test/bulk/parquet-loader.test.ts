@@ -1,8 +1,9 @@
-// The Parquet loader keeps the Parquet pool's thread two row groups ahead of the group being
+// The Parquet loader keeps the Parquet pool's thread one row group ahead of the group being
 // upserted (parquet-file-loader.ts): a real file decoded by the pool, and an upsert that takes
 // its time as a durable commit does. Groups reach the dataset in file order, one at a time; a
 // refused group fails the file with the dataset's reason, counting what earlier groups loaded;
-// a group that takes the decoder's thread down fails the file, not hangs it.
+// a group that takes the decoder's thread down fails the file, and reads asked for beside it
+// are answered too, not left waiting (parquet-pool.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,15 +62,15 @@ function request(path: string, upsert: (ids: Float64Array, vectors: Float32Array
 }
 
 describe('ParquetLoader', () => {
-  it('has the next two row groups read while one is upserted, and upserts them in file order, one at a time', async () => {
+  it('has the next row group read while one is upserted, and upserts them in file order, one at a time', async () => {
     pool.asked = [];
     const { seen, upsert } = slowDataset(20);
     const out = await new ParquetLoader(pool).load(request(file(), upsert));
     expect(out).toEqual({ rows: GROUPS * GROUP_ROWS, inserted: GROUPS * GROUP_ROWS });
     expect(seen.firsts).toEqual(Array.from({ length: GROUPS }, (_, g) => g * GROUP_ROWS));
     expect(pool.asked).toEqual(Array.from({ length: GROUPS }, (_, g) => g));
-    // When group g is upserted, groups up to g + 2 have been asked for.
-    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 3, GROUPS)));
+    // When group g is upserted, groups up to g + 1 have been asked for.
+    expect(seen.askedAtUpsert).toEqual(Array.from({ length: GROUPS }, (_, g) => Math.min(g + 2, GROUPS)));
     expect(seen.maxInFlight).toBe(1);
   });
 
@@ -87,12 +88,8 @@ describe('ParquetLoader', () => {
     expect(e.message).toBe(`dataset 7 was deleted (${2 * GROUP_ROWS} vectors of earlier row groups were loaded)`);
   });
 
-  it('fails a file whose group takes the decoder down, with the read behind it under way, and loads the next file', async () => {
-    // Its first group's row count makes the wasm decoder panic, which ends the Parquet thread:
-    // with the second group's read queued behind the first, the load waited for it forever.
-    const hostile = hostileParquet(DIM, 0, 1).find((f) => f.label === 'rows-2^62')!;
-    const path = join(dir, hostile.name);
-    writeFileSync(path, hostile.bytes);
+  it('fails a file whose group takes the decoder down, and loads the next file', async () => {
+    const path = crashingFile();
     const { seen, upsert } = slowDataset(5);
     const error = await new ParquetLoader(pool).load(request(path, upsert)).then(
       () => null,
@@ -105,3 +102,30 @@ describe('ParquetLoader', () => {
     expect(await new ParquetLoader(pool).load(request(file(), after.upsert))).toEqual({ rows: GROUPS * GROUP_ROWS, inserted: GROUPS * GROUP_ROWS });
   }, 30_000);
 });
+
+describe('ParquetPool', () => {
+  it('answers every read asked for beside one that takes the decoder down, then reads on', async () => {
+    const path = crashingFile();
+    const shape = await pool.inspect(path, DIM, false);
+    expect(shape).toHaveProperty('rowGroups');
+    const s = shape as Exclude<typeof shape, { message: string }>;
+    // Three reads posted before the first is answered: the crash on group 0 answers all three.
+    // Queued in piscina instead, the two behind it waited forever.
+    const answers = await Promise.allSettled([0, 1, 0].map((g) => pool.read(path, DIM, s, g, 0)));
+    expect(answers.map((a) => a.status === 'fulfilled' && 'type' in a.value && a.value.type)).toEqual(['corrupt_file', 'corrupt_file', 'corrupt_file']);
+    await pool.release(path);
+    const good = file();
+    const goodShape = (await pool.inspect(good, DIM, false)) as typeof s;
+    const group = await pool.read(good, DIM, goodShape, 1, GROUP_ROWS);
+    expect(group).toMatchObject({ rows: GROUP_ROWS });
+    await pool.release(good);
+  }, 30_000);
+});
+
+/** Its first group's row count makes the wasm decoder panic, which ends the Parquet thread. */
+function crashingFile(): string {
+  const hostile = hostileParquet(DIM, 0, 1).find((f) => f.label === 'rows-2^62')!;
+  const path = join(dir, hostile.name);
+  writeFileSync(path, hostile.bytes);
+  return path;
+}
