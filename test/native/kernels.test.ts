@@ -296,6 +296,49 @@ describe('kernels', () => {
     }
   });
 
+  it('every variant narrows floats to halves and widens them back as the serial reference does, bit for bit', () => {
+    const isNanHalf = (h: number) => (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0;
+    // The reference on values whose half is known (nearest even, overflow to infinity, subnormals).
+    const known: [number, number][] = [
+      [1, 0x3c00], [-2, 0xc000], [0.1, 0x2e66], [65504, 0x7bff], [65519.99, 0x7bff], [65520, 0x7c00], [1e6, 0x7c00],
+      [-Infinity, 0xfc00], [2 ** -24, 0x0001], [2 ** -25, 0x0000], [3 * 2 ** -26, 0x0001], [1 + 2 ** -11, 0x3c00], [1 + 3 * 2 ** -11, 0x3c02],
+      [-0, 0x8000], [1e-40, 0x0000],
+    ];
+    const serial = hooks.kernelHalves('serial', Float32Array.from(known.map(([v]) => v)));
+    expect(Array.from(serial)).toEqual(known.map(([, h]) => h));
+    // Every length from 0 to 40 (each variant's tail) and a 768-d row and some, over values of
+    // every magnitude a half holds and beyond, ties and subnormals among them.
+    const rng = new Rng(7);
+    const specials = [0, -0, 1e-40, 2 ** -24, 2 ** -25, 3 * 2 ** -26, 65504, 65520, -65520, Infinity, -Infinity, 1 + 2 ** -11, 1 + 3 * 2 ** -11];
+    const sample = (n: number) =>
+      Float32Array.from({ length: n }, (_, i) => (i % 7 === 3 ? specials[i % specials.length]! : (rng.next() - 0.5) * 2 ** Math.floor(rng.next() * 44 - 28)));
+    for (const n of [...Array.from({ length: 41 }, (_, n) => n), 773]) {
+      const values = sample(n);
+      values.set([NaN].slice(0, n >= 5 ? 1 : 0), Math.min(4, Math.max(0, n - 1)));
+      const reference = hooks.kernelHalves('serial', values);
+      for (const isa of isas) {
+        const narrowed = hooks.kernelHalves(isa, values);
+        for (let i = 0; i < n; i++) {
+          if (Number.isNaN(values[i])) expect(isNanHalf(narrowed[i]!), `${isa} n=${n} NaN`).toBe(true);
+          else expect(narrowed[i], `${isa} n=${n} value ${values[i]}`).toBe(reference[i]);
+        }
+      }
+    }
+    // Every half widened.
+    const halves = Uint16Array.from({ length: 65536 + 3 }, (_, h) => h & 0xffff);
+    const widened = hooks.kernelHalves('serial', halves);
+    expect(widened[0x3c00]).toBe(1);
+    expect(widened[0x0001]).toBe(2 ** -24);
+    expect(widened[0xfc00]).toBe(-Infinity);
+    for (const isa of isas) {
+      const out = hooks.kernelHalves(isa, halves);
+      for (let h = 0; h < halves.length; h++) {
+        if (Number.isNaN(widened[h])) expect(Number.isNaN(out[h]), `${isa} half ${h}`).toBe(true);
+        else if (out[h] !== widened[h]) expect(out[h], `${isa} half ${h.toString(16)}`).toBe(widened[h]);
+      }
+    }
+  });
+
   it('serial half-row kernels score the half-rounded row exactly as float kernels would', () => {
     const a = Float32Array.of(1, -2, 0.5, 3);
     const b = Float32Array.of(0.1, 1e-5, 70000, -0.333); // 0.1 and -0.333 round; 70000 overflows to inf

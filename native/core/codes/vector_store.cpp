@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../kernels/half.h"
+#include "../kernels/kernels.h"
 
 namespace sable {
 
@@ -43,8 +44,7 @@ void VectorStore::read_row(uint32_t r, float* out) const {
     std::memcpy(out, row(r), dim_ * sizeof(float));
     return;
   }
-  const uint16_t* h = halves_.data() + size_t(r) * dim_;
-  for (size_t i = 0; i < dim_; ++i) out[i] = half_to_float(h[i]);
+  active_kernels().f16_to_f32(halves_.data() + size_t(r) * dim_, out, dim_);
 }
 
 const float* VectorStore::float_row(uint32_t r, float* scratch) const {
@@ -84,8 +84,10 @@ void VectorStore::to_f16() {
 }
 
 std::vector<uint16_t> VectorStore::narrowed() const {
+  // F16C where the CPU has it: the value-by-value conversion was most of a bulk load's narrowing
+  // of each frozen partition (npm run bench:half).
   std::vector<uint16_t> h(data_.size());
-  for (size_t i = 0; i < data_.size(); ++i) h[i] = float_to_half(data_[i]);
+  active_kernels().f32_to_f16(data_.data(), h.data(), data_.size());
   return h;
 }
 
@@ -93,12 +95,11 @@ std::vector<float> VectorStore::inverse_norms_of(const std::vector<uint16_t>& ha
   if (metric_ != Metric::Cosine || dim_ == 0) return {};
   const size_t rows = halves.size() / dim_;
   std::vector<float> inv(rows);
+  std::vector<float> row(dim_);
   for (size_t r = 0; r < rows; ++r) {
+    active_kernels().f16_to_f32(halves.data() + r * dim_, row.data(), dim_);
     double s = 0;
-    for (size_t i = 0; i < dim_; ++i) {
-      const double v = half_to_float(halves[r * dim_ + i]);
-      s += v * v;
-    }
+    for (size_t i = 0; i < dim_; ++i) s += double(row[i]) * row[i];
     inv[r] = s > 0 ? float(1.0 / std::sqrt(s)) : 0.0f;
   }
   return inv;
@@ -141,7 +142,7 @@ bool VectorStore::fits_f16_exactly() const {
 void VectorStore::to_f32() {
   if (!half_) return;
   std::vector<float> f(halves_.size());
-  for (size_t i = 0; i < halves_.size(); ++i) f[i] = half_to_float(halves_[i]);
+  active_kernels().f16_to_f32(halves_.data(), f.data(), halves_.size());
   // Float cosine rows are unit vectors (the float distance has no norm correction): a rounded
   // row is about 1e-4 off unit length, enough to score an identical query below 0.
   if (metric_ == Metric::Cosine)

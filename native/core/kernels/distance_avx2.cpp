@@ -60,6 +60,10 @@ struct Avx2Lanes {
   static V half(const uint16_t* row) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row))); }
   static constexpr bool kHalfTailMasked = false;
   static float half1(uint16_t h) { return _cvtsh_ss(h); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static void store_half(uint16_t* p, V v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
 
   // Four horizontal sums at once: fold each accumulator to 128 bits, then transpose-add. A
   // remainder code sums in the same order, so it scores as it would in a group of four.
@@ -118,6 +122,8 @@ constexpr KernelTable kTable = {
     .gemm_bf16_panels = nullptr,
     .narrow_panel_width = 8,
     .knn_f32_panels_narrow = knn_panels<v8f, 1, 12>,
+    .f32_to_f16 = f32_to_f16<Avx2Lanes>,
+    .f16_to_f32 = f16_to_f32<Avx2Lanes>,
 };
 
 }  // namespace

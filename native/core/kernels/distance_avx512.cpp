@@ -49,6 +49,10 @@ struct Avx512Lanes {
   static V half(const uint16_t* row) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row))); }
   static constexpr bool kHalfTailMasked = true;
   static V half_tail(const uint16_t* row, Tail m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row)); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static void store_half(uint16_t* p, V v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
 
   // Four horizontal sums at once: fold each accumulator to 128 bits, then transpose-add.
   static void batch_sum4(float* out, V a0, V a1, V a2, V a3) {
@@ -81,6 +85,8 @@ constexpr KernelTable kTable = {
     .gemm_bf16_panels = nullptr,
     .narrow_panel_width = 16,
     .knn_f32_panels_narrow = knn_panels<v16f, 1, 12>,
+    .f32_to_f16 = f32_to_f16<Avx512Lanes>,
+    .f16_to_f32 = f16_to_f32<Avx512Lanes>,
 };
 
 }  // namespace

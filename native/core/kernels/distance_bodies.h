@@ -21,6 +21,7 @@
 //   kHalfTailMasked           true: half_tail(row, m) loads the tail's halves; false: the tail
 //                             converts one by one with half1(h), added after the vector sum
 //   batch_sum4(out, a0..a3), batch_sum1(a)  the batch scorer's horizontal sums (see below)
+//   store(p, v), store_half(p, v)  L floats stored, or narrowed to halves (nearest even) and stored
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -336,6 +337,36 @@ void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const
     for (size_t t = 0; t < stride; t += L) a = Ln::fmadd(Ln::load(w + t), Ln::codes(c + t), a);
     out[i] = Ln::batch_sum1(a);
   }
+}
+
+// Floats narrowed to halves (nearest even), L at a time; the last n % L through a zeroed buffer
+// of L, so nothing past n is read or written and no scalar helper (an out-of-line inline function
+// compiled with these -m flags) is needed.
+template <class Ln>
+void f32_to_f16(const float* in, uint16_t* out, size_t n) {
+  constexpr size_t L = Ln::L;
+  size_t i = 0;
+  for (; i + L <= n; i += L) Ln::store_half(out + i, Ln::load(in + i));
+  if (i == n) return;
+  float rest[L] = {};
+  uint16_t halves[L];
+  for (size_t k = 0; i + k < n; ++k) rest[k] = in[i + k];
+  Ln::store_half(halves, Ln::load(rest));
+  for (size_t k = 0; i + k < n; ++k) out[i + k] = halves[k];
+}
+
+// Halves widened to floats, L at a time, the tail as above.
+template <class Ln>
+void f16_to_f32(const uint16_t* in, float* out, size_t n) {
+  constexpr size_t L = Ln::L;
+  size_t i = 0;
+  for (; i + L <= n; i += L) Ln::store(out + i, Ln::half(in + i));
+  if (i == n) return;
+  uint16_t rest[L] = {};
+  float floats[L];
+  for (size_t k = 0; i + k < n; ++k) rest[k] = in[i + k];
+  Ln::store(floats, Ln::half(rest));
+  for (size_t k = 0; i + k < n; ++k) out[i + k] = floats[k];
 }
 
 }  // namespace

@@ -23,6 +23,14 @@ void dot_u8_f32_batch_reference(const float* w, const uint8_t* codes, size_t str
   }
 }
 
+void f32_to_f16_reference(const float* in, uint16_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = float_to_half(in[i]);
+}
+
+void f16_to_f32_reference(const uint16_t* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+
 void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
                        const uint32_t* sel, size_t count, float* out) {
   for (size_t i = 0; i < count; ++i) {

@@ -46,6 +46,8 @@ constexpr KernelTable four_lane_table(Isa isa, const DistanceKernels& d) {
       .gemm_bf16_panels = nullptr,
       .narrow_panel_width = 4,
       .knn_f32_panels_narrow = knn_panels<v4f, 1, 8>,
+      .f32_to_f16 = f32_to_f16_reference,
+      .f16_to_f32 = f16_to_f32_reference,
   };
 }
 

@@ -133,6 +133,11 @@ struct KernelTable {
   // (a search batch of one event-loop turn is often under 16) computes half the padding lanes.
   uint32_t narrow_panel_width;
   void (*knn_f32_panels_narrow)(const KnnPanelsArgs& a, size_t begin, size_t end);
+  // n floats to half precision, rounded to nearest even as half.h's float_to_half is, bit for bit
+  // (a NaN stays a NaN): the f16 row store narrows a partition's rows with it.
+  void (*f32_to_f16)(const float* in, uint16_t* out, size_t n);
+  // n halves widened to float, exactly.
+  void (*f16_to_f32)(const uint16_t* in, float* out, size_t n);
 };
 
 // The plain-loop batch scorer (the compiler vectorises it with the baseline or NEON flags), shared
@@ -144,6 +149,10 @@ void dot_u8_f32_batch_reference(const float* w, const uint8_t* codes, size_t str
 // product (only VNNI has one: vpmaddubsw saturates), compiled with the baseline flags.
 void dot_u8_i8x2_batch_reference(const int8_t* hi, const int8_t* lo, float s, const uint8_t* codes, size_t stride,
                                  const uint32_t* sel, size_t count, float* out);
+
+// The plain half conversions (half.h, value by value), shared by the serial and NEON tables.
+void f32_to_f16_reference(const float* in, uint16_t* out, size_t n);
+void f16_to_f32_reference(const uint16_t* in, float* out, size_t n);
 
 // The plain form of bits_dot_u4_batch (std::popcount), shared by the serial and NEON tables.
 void bits_dot_u4_batch_reference(const uint64_t* planes, size_t words, const uint64_t* codes, const uint32_t* sel,
