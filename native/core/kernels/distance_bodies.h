@@ -339,34 +339,31 @@ void dot_u8_f32_batch(const float* w, const uint8_t* codes, size_t stride, const
   }
 }
 
-// Floats narrowed to halves (nearest even), L at a time; the last n % L through a zeroed buffer
-// of L, so nothing past n is read or written and no scalar helper (an out-of-line inline function
-// compiled with these -m flags) is needed.
-template <class Ln>
-void f32_to_f16(const float* in, uint16_t* out, size_t n) {
-  constexpr size_t L = Ln::L;
+// out[i] = in[i] converted, for n values: `step` converts L at a time; the last n % L go through
+// a zeroed buffer of L, so nothing past n is read or written and no scalar helper (an
+// out-of-line inline function compiled with these -m flags) is needed.
+template <size_t L, class In, class Out, class Step>
+void convert_lanes(const In* in, Out* out, size_t n, Step step) {
   size_t i = 0;
-  for (; i + L <= n; i += L) Ln::store_half(out + i, Ln::load(in + i));
+  for (; i + L <= n; i += L) step(in + i, out + i);
   if (i == n) return;
-  float rest[L] = {};
-  uint16_t halves[L];
+  In rest[L] = {};
+  Out done[L];
   for (size_t k = 0; i + k < n; ++k) rest[k] = in[i + k];
-  Ln::store_half(halves, Ln::load(rest));
-  for (size_t k = 0; i + k < n; ++k) out[i + k] = halves[k];
+  step(rest, done);
+  for (size_t k = 0; i + k < n; ++k) out[i + k] = done[k];
 }
 
-// Halves widened to floats, L at a time, the tail as above.
+// Floats narrowed to halves, rounded to nearest even.
+template <class Ln>
+void f32_to_f16(const float* in, uint16_t* out, size_t n) {
+  convert_lanes<Ln::L>(in, out, n, [](const float* f, uint16_t* h) { Ln::store_half(h, Ln::load(f)); });
+}
+
+// Halves widened to floats.
 template <class Ln>
 void f16_to_f32(const uint16_t* in, float* out, size_t n) {
-  constexpr size_t L = Ln::L;
-  size_t i = 0;
-  for (; i + L <= n; i += L) Ln::store(out + i, Ln::half(in + i));
-  if (i == n) return;
-  uint16_t rest[L] = {};
-  float floats[L];
-  for (size_t k = 0; i + k < n; ++k) rest[k] = in[i + k];
-  Ln::store(floats, Ln::half(rest));
-  for (size_t k = 0; i + k < n; ++k) out[i + k] = floats[k];
+  convert_lanes<Ln::L>(in, out, n, [](const uint16_t* h, float* f) { Ln::store(f, Ln::half(h)); });
 }
 
 }  // namespace
