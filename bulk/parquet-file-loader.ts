@@ -37,7 +37,7 @@ export interface FileLoader {
  * Row groups read ahead of the one being upserted. Two ahead loaded 1M x 768 in 24.2 s against
  * 29.5 one day, and in 32.9 and 27.0 s against 25.7 and 26.9 another (bench:bulk, alternating
  * runs): on 2 cores the Parquet thread decoding further ahead takes CPU from the service's
- * thread and LMDB's writer, and holds two groups more.
+ * thread and LMDB's writer, and holds one group more.
  */
 const READ_AHEAD = 1;
 

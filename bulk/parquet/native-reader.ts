@@ -205,11 +205,6 @@ function metadataFits(leaf: Leaf, kind: MetadataKind): boolean {
   }
 }
 
-/**
- * The vector column: every row exactly `dim` values, none null, all finite (float64 narrowed to
- * float32 first, as group.ts does). The common case, every level entry a value and every row
- * starting every `dim` entries, is checked in one pass; the slow path names the first bad row.
- */
 /** Vectors that are the decoder's own buffer: external memory, which Node does not transfer. */
 const decoderOwned = new WeakSet<Float32Array>();
 
@@ -218,6 +213,11 @@ export function transferableVectors(vectors: Float32Array): Float32Array {
   return decoderOwned.has(vectors) ? vectors.slice() : vectors;
 }
 
+/**
+ * The vector column: every row exactly `dim` values, none null, all finite (float64 narrowed to
+ * float32 first, as group.ts does). The common case, every level entry a value and every row
+ * starting every `dim` entries, is checked in one pass; the slow path names the first bad row.
+ */
 function vectorsOf(chunk: NativeParquetChunk, leaf: Leaf, rows: number, dim: number, firstRow: number): Float32Array {
   if (rows === 0 && chunk.levels === 0) return new Float32Array(0);
   // The decoder's summaries: every row `dim` level entries, each a value.

@@ -32,7 +32,7 @@ interface OpenFile {
   footer: Footer;
 }
 
-/** Files held open between calls, by path: a load's reads may interleave with another's. */
+/** Files held open between calls, by path: loads of two files may take turns on this thread. */
 const openFiles = new Map<string, Promise<OpenFile>>();
 
 async function closeFile(path: string): Promise<void> {
