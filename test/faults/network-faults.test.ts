@@ -174,7 +174,9 @@ describe.skipIf(firewallMissing !== null)(`cluster network faults${firewallMissi
         cluster.nodes[z] = null;
         await cluster.start(z);
         await until('a snapshot upload to fail', async () => cluster.nodes.some((n) => /snapshot of \S+ on n\d failed \(retried in/.test(n?.stderr() ?? '')), 15_000);
-        expect(cluster.nodes[z]!.stderr()).toMatch(/could not load its snapshot/);
+        // Waited for, not read once: another node's upload can fail before the restarted node has
+        // tried to load its snapshots (CI saw the message missing that way).
+        await until('the restarted node to find its snapshots out of reach', async () => /could not load its snapshot/.test(cluster.nodes[z]!.stderr()), 15_000);
         const mine = await db.query(`SELECT state, applied_seq::int AS applied FROM shard_replicas r JOIN shard_heads h USING (dataset, shard) WHERE dataset = $1 AND node = $2 AND r.applied_seq = h.last_seq AND state = 'active'`, [datasetId, `n${z + 1}`]);
         expect(mine.rows.length, 'a replica that could not load its snapshot is not in sync').toBe(0);
         await sleep(1500);
