@@ -232,9 +232,9 @@ export interface KernelTestHooks {
   kernelGemmBf16(variant: 'native' | 'reference', a: Float32Array, w: Float32Array, bias: Float32Array | null, k: number): Float32Array;
   /** x through one variant's gelu_f32 or softmax_f32 (a copy). */
   kernelElementwise(isa: string, kernel: 'gelu' | 'softmax', x: Float32Array): Float32Array;
-  /** Floats narrowed to halves, or halves widened to floats, by one variant (`times` runs, for timing). */
-  kernelHalves(isa: string, values: Float32Array, times?: number): Uint16Array;
-  kernelHalves(isa: string, values: Uint16Array, times?: number): Float32Array;
+  /** Floats narrowed to halves, or halves widened to floats, by one variant. */
+  kernelHalves(isa: string, values: Float32Array): Uint16Array;
+  kernelHalves(isa: string, values: Uint16Array): Float32Array;
 }
 
 export type ModelPrecision = 'f32' | 'bf16';

@@ -26,24 +26,22 @@ Isa parse_isa(const std::string& name) {
 }
 
 // kernelHalves(isa, values: Float32Array | Uint16Array): floats narrowed to halves (Uint16Array),
-// or halves widened to floats (Float32Array), through that variant's conversion; with `times`,
-// run that many times (the bench's timing) and the last result returned.
+// or halves widened to floats (Float32Array), through that variant's conversion.
 Napi::Value kernel_halves(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const KernelTable* table = kernels_for(parse_isa(string_arg(info, 0, "isa")));
     if (!table) throw sable::Error(Code::unsupported, "that ISA is not available on this machine");
     if (info.Length() < 2 || !info[1].IsTypedArray()) throw sable::Error(Code::invalid_argument, "values must be a Float32Array or a Uint16Array");
-    const uint32_t times = info.Length() > 2 && info[2].IsNumber() ? std::max<uint32_t>(1, info[2].As<Napi::Number>().Uint32Value()) : 1;
     Napi::TypedArray values = info[1].As<Napi::TypedArray>();
     const size_t n = values.ElementLength();
     if (values.TypedArrayType() == napi_float32_array) {
       Napi::Uint16Array out = Napi::Uint16Array::New(info.Env(), n);
-      for (uint32_t t = 0; t < times; ++t) table->f32_to_f16(values.As<Napi::Float32Array>().Data(), out.Data(), n);
+      table->f32_to_f16(values.As<Napi::Float32Array>().Data(), out.Data(), n);
       return out;
     }
     if (values.TypedArrayType() == napi_uint16_array) {
       Napi::Float32Array out = Napi::Float32Array::New(info.Env(), n);
-      for (uint32_t t = 0; t < times; ++t) table->f16_to_f32(values.As<Napi::Uint16Array>().Data(), out.Data(), n);
+      table->f16_to_f32(values.As<Napi::Uint16Array>().Data(), out.Data(), n);
       return out;
     }
     throw sable::Error(Code::invalid_argument, "values must be a Float32Array or a Uint16Array");
